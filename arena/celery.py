@@ -1,0 +1,49 @@
+"""The Celery app: queues default, agents and gpu.
+
+The database row is the truth for every job; a message only says "look at row N". Tasks are
+acknowledged late and re-queued when their worker dies, and every task is idempotent, so a
+redelivered message does no harm.
+"""
+
+import os
+from pathlib import Path
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
+
+app = Celery("arena")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+
+app.conf.update(
+    task_queues=(Queue("default"), Queue("agents"), Queue("gpu")),
+    task_default_queue="default",
+    task_routes={
+        "evaluator.*": {"queue": "gpu"},
+        "arena.agents.*": {"queue": "agents"},
+    },
+    # A GPU worker holds one GPU and one evaluation at a time: take one message, ack it only
+    # when the evaluation has been stored, and hand it back if the worker process dies.
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    task_ignore_result=True,
+    task_serializer="json",
+    accept_content=["json"],
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=False,
+)
+
+app.autodiscover_tasks(related_name="jobs")
+
+
+@app.on_after_configure.connect
+def _ensure_embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
+    # The embedded broker lists its folder on every poll; it must exist before the first one.
+    if not str(sender.conf.broker_url).startswith("filesystem://"):
+        return
+    options = sender.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "control_folder"):
+        if options.get(key):
+            Path(options[key]).mkdir(parents=True, exist_ok=True)

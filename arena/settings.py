@@ -1,0 +1,167 @@
+"""Kernel Arena settings, read from the environment (see README.md and DEVELOPERS.md).
+
+With nothing set, the app runs on embedded defaults: SQLite in WAL mode and a Celery broker kept
+in files under ARENA_DATA_DIR. DATABASE_URL switches to PostgreSQL, ARENA_BROKER_URL to Redis.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from arena.env import env_bool, env_int, env_list, env_path, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = env_path("ARENA_DATA_DIR", BASE_DIR / "var")
+
+DEBUG = env_bool("ARENA_DEBUG", False)
+
+SECRET_KEY = env_str("ARENA_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "ARENA_SECRET_KEY is not set. Set it, or set ARENA_DEBUG=1 for local development."
+        )
+    SECRET_KEY = "development-only-key-never-used-when-ARENA_DEBUG-is-off"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("ARENA_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("ARENA_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "tasks",
+    "evaluator",
+    "transcripts",
+    "arena",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "arena.urls"
+WSGI_APPLICATION = "arena.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Tests run the suite against a file (not :memory:) so the Celery worker process that the test
+# fixtures start can open the same database.
+_SQLITE_PATH = DATA_DIR / "arena.sqlite3"
+_SQLITE_TEST_PATH = DATA_DIR / "test-arena.sqlite3"
+
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": _SQLITE_PATH,
+            "OPTIONS": {
+                # WAL lets the web server read while the worker writes; IMMEDIATE takes the write
+                # lock at BEGIN so concurrent writers wait on busy_timeout instead of failing
+                # with "database is locked" halfway through a transaction.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+            "TEST": {"NAME": str(_SQLITE_TEST_PATH)},
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+MEDIA_ROOT = env_path("ARENA_MEDIA_ROOT", DATA_DIR / "media")
+MEDIA_URL = "media/"
+
+# Uploads: solutions are source files, transcripts are logs; both are capped.
+ARENA_MAX_SOLUTION_BYTES = env_int("ARENA_MAX_SOLUTION_BYTES", 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ARENA_MAX_UPLOAD_BYTES", 64 * 1024 * 1024, minimum=1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.MultiPartParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.JSONParser",
+    ],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "arena.api_errors.exception_handler",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kernel Arena API",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Celery. The embedded default keeps messages as files under DATA_DIR/broker, so `make run`
+# needs no server; ARENA_BROKER_URL=redis://... is the production path.
+ARENA_BROKER_DIR = env_path("ARENA_BROKER_DIR", DATA_DIR / "broker")
+CELERY_BROKER_URL = env_str("ARENA_BROKER_URL") or "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(ARENA_BROKER_DIR / "messages"),
+        "data_folder_out": str(ARENA_BROKER_DIR / "messages"),
+        "control_folder": str(ARENA_BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}
+
+# The grader. Timeouts are seconds of wall clock per evaluation.
+ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
+ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
+ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "process")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("ARENA_LOG_LEVEL", "INFO")},
+}

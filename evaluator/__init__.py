@@ -1,0 +1,1 @@
+"""The grader's Django side (Evaluation model, jobs) around the plain engine package."""

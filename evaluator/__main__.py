@@ -1,0 +1,5 @@
+import sys
+
+from evaluator.engine.cli import main
+
+sys.exit(main())

@@ -1,0 +1,59 @@
+"""`python -m evaluator evaluate ...`: the grader from a shell, on any host with torch."""
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from evaluator.engine.evaluate import EvaluateOptions, evaluate
+from evaluator.engine.result import EvalResult
+from evaluator.engine.sandbox import SANDBOXES
+from evaluator.engine.taskspec import TaskError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("evaluate", help="grade one solution on one task")
+    run.add_argument("--task", required=True, help="slug, task folder or KernelBench problem .py")
+    run.add_argument("--solution", required=True, help="the solution file (ModelNew)")
+    run.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    run.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
+    run.add_argument("--sandbox", default="process", choices=sorted(SANDBOXES))
+    run.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    options = EvaluateOptions(timeout_s=args.timeout, sandbox=args.sandbox)
+    try:
+        result = evaluate(args.task, args.solution, args.device, options)
+    except (TaskError, OSError, ValueError) as exc:
+        if args.json:
+            print(json.dumps({"status": "error", "error": str(exc)}))
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(render_verdict(result))
+    return 0 if result.status == "passed" else 1
+
+
+def render_verdict(result: EvalResult) -> str:
+    lines = [f"status: {result.status}   reward: {result.reward:g}   device: {result.device}"]
+    for name, gate in result.gates.items():
+        mark = {True: "PASS", False: "FAIL", None: " -- "}[gate.passed]
+        lines.append(f"  [{mark}] {name:<15} {gate.reason}")
+        error = gate.detail.get("error")
+        if error:
+            lines.extend("         " + line for line in str(error).strip().splitlines()[-8:])
+    for row in result.per_shape:
+        timing = f"{row.candidate_ms.median:.4f} ms" if row.candidate_ms else "untimed"
+        verdict = {True: "correct", False: "WRONG", None: "not run"}[row.correct]
+        lines.append(f"  shape {row.shape}: {verdict} {timing} {row.reason}".rstrip())
+    for flag in result.flags:
+        lines.append(f"  flag {flag.code}: {flag.message}")
+    return "\n".join(lines)

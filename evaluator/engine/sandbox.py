@@ -1,0 +1,241 @@
+"""Sandbox backends that run one grader child process with limits.
+
+Every backend shares `run()`: wall-clock timeout, memory limit, scrubbed environment, private
+working folder, and at the end the whole process tree killed, including processes that detached
+into their own session (they are re-parented to this process, a child subreaper, and reaped).
+"""
+
+import ctypes
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_PR_SET_CHILD_SUBREAPER = 36
+_CHANNEL_CAP_BYTES = 8 * 1024 * 1024
+# Variables a grader child may see. Everything else (secrets, ARENA_HIDDEN_SEED, database and
+# broker URLs, cloud credentials) is dropped.
+_ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                    "CUDA_HOME", "LD_LIBRARY_PATH", "CC", "CXX")
+
+
+class SandboxError(RuntimeError):
+    pass
+
+
+@dataclass
+class Limits:
+    timeout_s: float = 300.0
+    memory_bytes: int | None = 16 * 1024**3
+
+
+@dataclass
+class Outcome:
+    returncode: int | None
+    timed_out: bool
+    wall_s: float
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    log_path: Path | None = None
+    leftover_processes: int = 0
+
+    def last(self, event: str) -> dict[str, Any] | None:
+        found = [m for m in self.messages if m.get("event") == event]
+        return found[-1] if found else None
+
+
+def scrubbed_env(extra: Mapping[str, str], home: Path) -> dict[str, str]:
+    env = {k: os.environ[k] for k in _ENV_PASSTHROUGH if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update({"HOME": str(home), "TMPDIR": str(home / "tmp"), "PYTHONDONTWRITEBYTECODE": "1"})
+    env.update(extra)
+    return env
+
+
+def _become_subreaper() -> None:
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _own_children() -> set[int]:
+    me = str(os.getpid())
+    children: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the command name (which may contain spaces) start after the last ')'.
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[1] == me:
+            children.add(int(entry.name))
+    return children
+
+
+def _kill_tree(session_pid: int, known_children: set[int]) -> int:
+    """Kill the child's session and every process re-parented to us since it started."""
+    killed = 0
+    for _ in range(50):
+        try:
+            os.killpg(session_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        strays = _own_children() - known_children
+        if not strays:
+            break
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        time.sleep(0.02)
+    return killed
+
+
+class _ChannelReader(threading.Thread):
+    """Reads JSON lines the child writes to its private pipe; stdout is never parsed."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(daemon=True)
+        self.fd = fd
+        self.messages: list[dict[str, Any]] = []
+
+    def run(self) -> None:
+        buffer = b""
+        total = 0
+        with os.fdopen(self.fd, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(65536):
+                total += len(chunk)
+                if total > _CHANNEL_CAP_BYTES:
+                    continue
+                buffer += chunk
+        for line in buffer.splitlines():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict):
+                self.messages.append(message)
+
+
+class ProcessSandbox:
+    """A child process in its own session with rlimits; no namespaces (see BwrapSandbox)."""
+
+    name = "process"
+
+    def command(self, argv: Sequence[str], workdir: Path, readable: Sequence[Path]) -> list[str]:
+        return list(argv)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        workdir: Path,
+        env: Mapping[str, str],
+        limits: Limits,
+        readable: Sequence[Path] = (),
+    ) -> Outcome:
+        _become_subreaper()
+        (workdir / "tmp").mkdir(parents=True, exist_ok=True)
+        log_path = workdir / "child.log"
+        read_fd, write_fd = os.pipe()
+        child_env = dict(env, ARENA_CHANNEL_FD=str(write_fd))
+        known = _own_children()
+        started = time.monotonic()
+        with log_path.open("ab") as log:
+            try:
+                proc = subprocess.Popen(
+                    self.command(argv, workdir, readable),
+                    cwd=workdir,
+                    env=child_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(write_fd,),
+                    start_new_session=True,
+                    preexec_fn=_limit_resources(limits),  # noqa: PLW1509
+                )
+            except OSError as exc:
+                os.close(read_fd)
+                os.close(write_fd)
+                raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
+        os.close(write_fd)
+        reader = _ChannelReader(read_fd)
+        reader.start()
+        timed_out = False
+        try:
+            returncode: int | None = proc.wait(timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            returncode = None
+        wall_s = time.monotonic() - started
+        leftovers = _kill_tree(proc.pid, known)
+        if returncode is None:
+            proc.wait()
+        reader.join(timeout=10)
+        return Outcome(
+            returncode=returncode,
+            timed_out=timed_out,
+            wall_s=wall_s,
+            messages=reader.messages,
+            log_path=log_path,
+            leftover_processes=leftovers,
+        )
+
+
+class BwrapSandbox(ProcessSandbox):
+    """bubblewrap namespaces: no network, read-only system, private /tmp and PID namespace."""
+
+    name = "bwrap"
+
+    def command(self, argv: Sequence[str], workdir: Path, readable: Sequence[Path]) -> list[str]:
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise SandboxError("the bwrap sandbox needs bubblewrap installed (apt-get install bubblewrap)")
+        command = [
+            bwrap, "--die-with-parent", "--new-session", "--unshare-all",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--tmpfs", "/root", "--tmpfs", "/home",
+        ]
+        for path in readable:
+            command += ["--ro-bind", str(path), str(path)]
+        command += ["--bind", str(workdir), str(workdir)]
+        for device in sorted(Path("/dev").glob("nvidia*")):
+            command += ["--dev-bind", str(device), str(device)]
+        return [*command, "--chdir", str(workdir), "--", *argv]
+
+
+def _limit_resources(limits: Limits) -> Any:
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if limits.memory_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+
+    return apply
+
+
+SANDBOXES: dict[str, type[ProcessSandbox]] = {"process": ProcessSandbox, "bwrap": BwrapSandbox}
+
+
+def sandbox_for(name: str) -> ProcessSandbox:
+    try:
+        return SANDBOXES[name]()
+    except KeyError:
+        raise SandboxError(f"unknown sandbox {name!r}; choose one of {', '.join(SANDBOXES)}") from None

@@ -1,0 +1,282 @@
+"""What the grader knows of a task: its reference, shapes, formulas and tolerance.
+
+A task is a catalogue folder (task.toml + reference.py, see docs/tasks.md), a slug found in the
+catalogue, or a raw KernelBench problem file whose single shape is its module constants.
+"""
+
+import ast
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.engine.formulas import FormulaError, formula_names
+
+CATEGORIES = ("torch2cuda", "torch2triton", "triton2triton", "cuda2cuda", "hard")
+REGIMES = ("compute", "memory")
+DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "int8", "int32", "int64")
+DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "tasks" / "catalog"
+
+Shape = dict[str, int]
+
+
+class TaskError(ValueError):
+    """A task that cannot be loaded; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    slug: str
+    title: str
+    category: str
+    suite: str
+    folder: Path
+    reference_path: Path
+    dtype: str
+    regime: str
+    flops: str
+    bytes_moved: str
+    backends: tuple[str, ...]
+    visible_shapes: tuple[Shape, ...]
+    cpu_shapes: tuple[Shape, ...]
+    forbidden_ops: tuple[str, ...] = ()
+    tolerance: dict[str, float] = field(default_factory=dict)
+    version_hash: str = ""
+
+    def shapes_for(self, device: str) -> tuple[Shape, ...]:
+        # The Triton interpreter runs kernels in numpy on the CPU; a task may name smaller
+        # shapes for that path so correctness stays testable without a GPU.
+        if device == "cpu" and self.cpu_shapes:
+            return self.cpu_shapes
+        return self.visible_shapes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug,
+            "title": self.title,
+            "category": self.category,
+            "suite": self.suite,
+            "dtype": self.dtype,
+            "regime": self.regime,
+            "flops": self.flops,
+            "bytes": self.bytes_moved,
+            "backends": list(self.backends),
+            "visible_shapes": [dict(s) for s in self.visible_shapes],
+            "cpu_shapes": [dict(s) for s in self.cpu_shapes],
+            "forbidden_ops": list(self.forbidden_ops),
+            "tolerance": dict(self.tolerance),
+            "version_hash": self.version_hash,
+        }
+
+
+def catalog_root() -> Path:
+    configured = os.environ.get("ARENA_CATALOG_DIR")
+    return Path(configured).resolve() if configured else DEFAULT_CATALOG
+
+
+def load_task(task: str | os.PathLike[str], *, catalog: Path | None = None) -> TaskSpec:
+    """Load a task from a folder, a KernelBench problem file, or a catalogue slug."""
+    path = Path(task)
+    if path.is_dir():
+        return load_task_folder(path)
+    if path.suffix == ".py" and path.is_file():
+        return load_kernelbench_file(path)
+    return load_task_folder(find_task_folder(str(task), catalog or catalog_root()))
+
+
+def iter_task_folders(catalog: Path) -> list[Path]:
+    return sorted(p.parent for p in catalog.glob("*/*/task.toml"))
+
+
+def find_task_folder(slug: str, catalog: Path) -> Path:
+    for folder in iter_task_folders(catalog):
+        try:
+            with (folder / "task.toml").open("rb") as fh:
+                if tomllib.load(fh).get("slug") == slug:
+                    return folder
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+    raise TaskError(f"no task with slug {slug!r} in {catalog}")
+
+
+def folder_version_hash(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and _is_task_file(p)):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _is_task_file(path: Path) -> bool:
+    return "__pycache__" not in path.parts and path.suffix not in {".pyc", ".pyo"}
+
+
+def load_task_folder(folder: Path) -> TaskSpec:
+    folder = folder.resolve()
+    manifest_path = folder / "task.toml"
+    try:
+        with manifest_path.open("rb") as fh:
+            manifest = tomllib.load(fh)
+    except FileNotFoundError:
+        raise TaskError(f"{manifest_path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{manifest_path}: not valid TOML: {exc}") from None
+    reference = folder / "reference.py"
+    if not reference.is_file():
+        raise TaskError(f"{reference}: file not found")
+    return _spec_from_manifest(manifest, manifest_path, folder, reference)
+
+
+def _spec_from_manifest(
+    manifest: dict[str, Any], where: Path, folder: Path, reference: Path
+) -> TaskSpec:
+    reader = _ManifestReader(manifest, where)
+    visible = reader.shapes("visible_shapes", required=True)
+    cpu = reader.shapes("cpu_shapes", required=False)
+    dim_names = set(visible[0])
+    for name in ("flops", "bytes"):
+        reader.formula(name, dim_names)
+    spec = TaskSpec(
+        slug=reader.string("slug"),
+        title=reader.string("title"),
+        category=reader.choice("category", CATEGORIES),
+        suite=folder.parent.name,
+        folder=folder,
+        reference_path=reference,
+        dtype=reader.choice("dtype", DTYPES),
+        regime=reader.choice("regime", REGIMES),
+        flops=reader.string("flops"),
+        bytes_moved=reader.string("bytes"),
+        backends=tuple(reader.string_list("backends", required=True)),
+        visible_shapes=visible,
+        cpu_shapes=cpu,
+        forbidden_ops=tuple(reader.string_list("forbidden_ops", required=False)),
+        tolerance=reader.tolerance(),
+        version_hash=folder_version_hash(folder),
+    )
+    return spec
+
+
+class _ManifestReader:
+    def __init__(self, manifest: dict[str, Any], where: Path) -> None:
+        self.manifest = manifest
+        self.where = where
+
+    def fail(self, field_name: str, message: str) -> TaskError:
+        return TaskError(f"{self.where}: field {field_name!r}: {message}")
+
+    def string(self, name: str) -> str:
+        value = self.manifest.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(name, "must be a non-empty string")
+        return value
+
+    def choice(self, name: str, allowed: tuple[str, ...]) -> str:
+        value = self.string(name)
+        if value not in allowed:
+            raise self.fail(name, f"{value!r} is not one of {', '.join(allowed)}")
+        return value
+
+    def string_list(self, name: str, *, required: bool) -> list[str]:
+        value = self.manifest.get(name, None if required else [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(name, "must be a list of strings")
+        if required and not value:
+            raise self.fail(name, "must not be empty")
+        return value
+
+    def formula(self, name: str, dim_names: set[str]) -> None:
+        expression = self.string(name)
+        try:
+            unknown = formula_names(expression) - dim_names
+        except FormulaError as exc:
+            raise self.fail(name, str(exc)) from None
+        if unknown:
+            raise self.fail(name, f"unknown dimension(s) {', '.join(sorted(unknown))}")
+
+    def shapes(self, name: str, *, required: bool) -> tuple[Shape, ...]:
+        raw = self.manifest.get(name)
+        if raw is None and not required:
+            return ()
+        if not isinstance(raw, list) or not raw:
+            raise self.fail(name, "must be a non-empty list of tables such as {N = 4096}")
+        shapes: list[Shape] = []
+        for index, shape in enumerate(raw):
+            if not isinstance(shape, dict) or not shape:
+                raise self.fail(f"{name}[{index}]", "must be a table of dimension = integer")
+            for dim, value in shape.items():
+                if not dim.isidentifier() or isinstance(value, bool) or not isinstance(value, int):
+                    raise self.fail(f"{name}[{index}].{dim}", "must be an integer dimension")
+                if value <= 0:
+                    raise self.fail(f"{name}[{index}].{dim}", "must be positive")
+            if set(shape) != set(raw[0]):
+                raise self.fail(f"{name}[{index}]", "names different dimensions than the first")
+            shapes.append(dict(shape))
+        return tuple(shapes)
+
+    def tolerance(self) -> dict[str, float]:
+        raw = self.manifest.get("tolerance", {})
+        if not isinstance(raw, dict):
+            raise self.fail("tolerance", "must be a table with atol and/or rtol")
+        result: dict[str, float] = {}
+        for key, value in raw.items():
+            if key not in ("atol", "rtol"):
+                raise self.fail(f"tolerance.{key}", "only atol and rtol may be set")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise self.fail(f"tolerance.{key}", "must be a non-negative number")
+            result[key] = float(value)
+        return result
+
+
+def load_kernelbench_file(path: Path) -> TaskSpec:
+    """A raw KernelBench problem: Model, get_inputs, get_init_inputs and size constants."""
+    path = path.resolve()
+    source = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise TaskError(f"{path}: line {exc.lineno}: {exc.msg}") from None
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for required in ("Model", "get_inputs", "get_init_inputs"):
+        if required not in defined:
+            raise TaskError(f"{path}: a KernelBench problem must define {required}")
+    shape = _module_int_constants(tree)
+    return TaskSpec(
+        slug=f"kernelbench/{path.stem}",
+        title=path.stem,
+        category="torch2cuda",
+        suite="kernelbench",
+        folder=path.parent,
+        reference_path=path,
+        dtype="float32",
+        regime="compute",
+        flops="0",
+        bytes_moved="0",
+        backends=("cuda", "triton"),
+        visible_shapes=(shape,),
+        cpu_shapes=(),
+        version_hash=hashlib.sha256(source.encode()).hexdigest(),
+    )
+
+
+def _module_int_constants(tree: ast.Module) -> Shape:
+    constants: Shape = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, int)
+            and not isinstance(value.value, bool)
+        ):
+            constants[target.id] = value.value
+    return constants
