@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -72,7 +73,7 @@ TEMPLATES = [
 
 # Tests run the suite against a file (not :memory:) so the Celery worker process that the test
 # fixtures start can open the same database.
-_SQLITE_PATH = DATA_DIR / "arena.sqlite3"
+_SQLITE_PATH = env_path("ARENA_SQLITE_PATH", DATA_DIR / "arena.sqlite3")
 _SQLITE_TEST_PATH = DATA_DIR / "test-arena.sqlite3"
 
 DATABASE_URL = env_str("DATABASE_URL")
@@ -82,6 +83,7 @@ if DATABASE_URL:
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
 else:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -130,7 +132,6 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "arena.api_errors.exception_handler",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -165,3 +166,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("ARENA_LOG_LEVEL", "INFO")},
 }
+
+# Pages load only assets served by this app (no CDN); WhiteNoise serves them without DEBUG.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG

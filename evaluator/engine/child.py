@@ -6,6 +6,7 @@ weights and writes its outputs. Progress goes over the private channel only; com
 in the grading process, which never imports the candidate's code.
 """
 
+import functools
 import json
 import sys
 import traceback
@@ -82,7 +83,7 @@ def _run_reference(job: dict[str, Any]) -> None:
             torch.save([_cpu(x) for x in outputs], private_dir / f"expected_{index}_{seed}.pt")
             if job["timed"]:
                 with torch.no_grad():
-                    eager.extend(time_callable_ms(lambda m=model, a=inputs: m(*a), device=device))
+                    eager.extend(time_callable_ms(functools.partial(model, *inputs), device=device))
         channel.send("reference_shape", shape=index, eager_ms=eager)
 
 
@@ -109,7 +110,7 @@ def _run_candidate(job: dict[str, Any]) -> None:
     channel.send("started")
     try:
         solution = load_module(Path(job["solution_path"]), "solution")
-    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a failed compile too
+    except BaseException as exc:
         raise _StageError("compile", _describe(exc)) from None
     if not callable(getattr(solution, "ModelNew", None)):
         raise _StageError("compile", "the solution does not define a ModelNew class")
@@ -121,7 +122,7 @@ def _run_candidate(job: dict[str, Any]) -> None:
         try:
             torch.manual_seed(INIT_SEED)
             model = solution.ModelNew(*reference.get_init_inputs()).to(device).eval()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             raise _StageError("construct", _describe(exc), index) from None
         weights = _load_reference_weights(model, io_dir, index)
         channel.send("constructed", shape=index, weights=weights)
@@ -133,14 +134,16 @@ def _run_candidate(job: dict[str, Any]) -> None:
                     outputs = _as_output_list(model(*inputs))
                 if device == "cuda":
                     torch.cuda.synchronize()
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 raise _StageError("runtime", _describe(exc), index) from None
             if not all(isinstance(x, torch.Tensor) for x in outputs):
                 raise _StageError("runtime", "forward() must return a tensor or tensors", index)
             torch.save([_cpu(x) for x in outputs], io_dir / f"output_{index}_{seed}.pt")
             if job["timed"]:
                 with torch.no_grad():
-                    timings.extend(time_callable_ms(lambda m=model, a=inputs: m(*a), device=device))
+                    timings.extend(
+                        time_callable_ms(functools.partial(model, *inputs), device=device)
+                    )
         channel.send("candidate_shape", shape=index, candidate_ms=timings)
 
 

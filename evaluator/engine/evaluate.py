@@ -141,8 +141,11 @@ class _Evaluation:
         }
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps(job))
-        extra = {"PYTHONPATH": str(ENGINE_ROOT), "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
-                 "TRITON_CACHE_DIR": str(workdir / "triton")}
+        extra = {
+            "PYTHONPATH": str(ENGINE_ROOT),
+            "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
+            "TRITON_CACHE_DIR": str(workdir / "triton"),
+        }
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""
@@ -198,7 +201,9 @@ class _Evaluation:
             message = error["message"] if error else _exit_description(outcome.returncode)
             gates["correctness"] = Gate(False, "failed while running", {"error": message})
             return self._finish("failed", REWARD_RUNTIME_FAILURE)
-        weights = {m["shape"]: m["weights"] for m in outcome.messages if m["event"] == "constructed"}
+        weights = {
+            m["shape"]: m["weights"] for m in outcome.messages if m["event"] == "constructed"
+        }
         gates["correctness"].detail["weights"] = sorted(set(weights.values()))
         if not self._compare_all(expected):
             return self._finish("failed", REWARD_INCORRECT)
@@ -216,8 +221,11 @@ class _Evaluation:
             got = self._load_output(index, seed, want)
             verdict = compare_outputs(want, got, atol=atol, rtol=rtol) if got is not None else None
             failure = (
-                "no readable output" if verdict is None
-                else "" if verdict.correct else verdict.reason
+                "no readable output"
+                if verdict is None
+                else ""
+                if verdict.correct
+                else verdict.reason
             )
             if failure and row.correct is not False:
                 row.correct, row.reason = False, f"seed {seed}: {failure}"
@@ -243,7 +251,7 @@ class _Evaluation:
             if path.stat().st_size > 4 * expected_bytes + 1024 * 1024:
                 return None
             loaded = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception:  # noqa: BLE001 - a candidate-written file may be anything
+        except Exception:
             return None
         return loaded if isinstance(loaded, list) else None
 

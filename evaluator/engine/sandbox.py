@@ -5,6 +5,7 @@ working folder, and at the end the whole process tree killed, including processe
 into their own session (they are re-parented to this process, a child subreaper, and reaped).
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -24,8 +25,17 @@ _PR_SET_CHILD_SUBREAPER = 36
 _CHANNEL_CAP_BYTES = 8 * 1024 * 1024
 # Variables a grader child may see. Everything else (secrets, ARENA_HIDDEN_SEED, database and
 # broker URLs, cloud credentials) is dropped.
-_ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-                    "CUDA_HOME", "LD_LIBRARY_PATH", "CC", "CXX")
+_ENV_PASSTHROUGH = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "CUDA_HOME",
+    "LD_LIBRARY_PATH",
+    "CC",
+    "CXX",
+)
 
 
 class SandboxError(RuntimeError):
@@ -88,10 +98,8 @@ def _kill_tree(session_pid: int, known_children: set[int]) -> int:
     """Kill the child's session and every process re-parented to us since it started."""
     killed = 0
     for _ in range(50):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(session_pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         strays = _own_children() - known_children
         if not strays:
             break
@@ -101,10 +109,8 @@ def _kill_tree(session_pid: int, known_children: set[int]) -> int:
                 killed += 1
             except ProcessLookupError:
                 pass
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
         time.sleep(0.02)
     return killed
 
@@ -170,7 +176,7 @@ class ProcessSandbox:
                     stderr=subprocess.STDOUT,
                     pass_fds=(write_fd,),
                     start_new_session=True,
-                    preexec_fn=_limit_resources(limits),  # noqa: PLW1509
+                    preexec_fn=_limit_resources(limits),
                 )
             except OSError as exc:
                 os.close(read_fd)
@@ -208,11 +214,27 @@ class BwrapSandbox(ProcessSandbox):
     def command(self, argv: Sequence[str], workdir: Path, readable: Sequence[Path]) -> list[str]:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
-            raise SandboxError("the bwrap sandbox needs bubblewrap installed (apt-get install bubblewrap)")
+            raise SandboxError(
+                "the bwrap sandbox needs bubblewrap installed (apt-get install bubblewrap)"
+            )
         command = [
-            bwrap, "--die-with-parent", "--new-session", "--unshare-all",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--tmpfs", "/root", "--tmpfs", "/home",
+            bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-all",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",  # noqa: S108 - a fresh tmpfs inside the sandbox
+            "--tmpfs",
+            "/root",
+            "--tmpfs",
+            "/home",
         ]
         for path in readable:
             command += ["--ro-bind", str(path), str(path)]
@@ -238,4 +260,6 @@ def sandbox_for(name: str) -> ProcessSandbox:
     try:
         return SANDBOXES[name]()
     except KeyError:
-        raise SandboxError(f"unknown sandbox {name!r}; choose one of {', '.join(SANDBOXES)}") from None
+        raise SandboxError(
+            f"unknown sandbox {name!r}; choose one of {', '.join(SANDBOXES)}"
+        ) from None

@@ -1,0 +1,54 @@
+# Kernel Arena. `make run` serves the app on embedded defaults; `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ADDR ?= 127.0.0.1:8000
+# The second test pass: real PostgreSQL and Redis on this machine (see README.md).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+# Tests run with DEBUG off, as production does; the key only signs test sessions.
+TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
+
+.PHONY: run test test-embedded test-services lint format setup clean
+
+setup: $(STAMP)
+
+# On a host without an NVIDIA GPU, take PyTorch's CPU build first so that the project's plain
+# `torch` requirement is already met and no CUDA packages are pulled (DEVELOPERS.md).
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	if ! nvidia-smi -L >/dev/null 2>&1; then $(BIN)/pip install -q "torch==2.13.0"; fi
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	export ARENA_DEBUG=$${ARENA_DEBUG:-1}; \
+	$(BIN)/python manage.py migrate --no-input -v 0 && \
+	$(BIN)/python manage.py sync_tasks && \
+	exec $(BIN)/python manage.py serve --addr $(ADDR)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: lint test-embedded test-services
+
+test-embedded: $(STAMP)
+	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
+	env -u DATABASE_URL -u ARENA_BROKER_URL $(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-services: $(STAMP)
+	@echo "== test pass 2: PostgreSQL + Redis"
+	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
+	$(TEST_ENV) DATABASE_URL="$(TEST_DATABASE_URL)" ARENA_BROKER_URL="$(TEST_BROKER_URL)" \
+		$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/test .pytest_cache .ruff_cache .mypy_cache

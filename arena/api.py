@@ -1,0 +1,89 @@
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena.models import Submission
+from arena.services import submission_create
+from tasks.selectors import task_get_active
+
+
+class SubmissionOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run = serializers.IntegerField(source="run_id")
+    evaluation = serializers.IntegerField(source="evaluation_id")
+    task = serializers.CharField(source="run.task.slug")
+    agent = serializers.CharField(source="run.agent.name")
+    status = serializers.CharField(source="evaluation.status")
+    reward = serializers.FloatField(source="evaluation.reward", allow_null=True)
+    run_url = serializers.SerializerMethodField()
+
+    def get_run_url(self, submission: Submission) -> str:
+        return reverse("leaderboard:run-detail", args=[submission.run_id])
+
+
+class SubmissionCreateApi(APIView):
+    """POST /api/v1/submissions: a solution file for a task, graded by our own workers."""
+
+    class InputSerializer(serializers.Serializer):
+        task = serializers.CharField(max_length=200, help_text="slug of a catalogue task")
+        agent = serializers.CharField(max_length=100, help_text="name of the agent")
+        solution = serializers.FileField(help_text="the solution source file (ModelNew)")
+
+        def validate_task(self, slug: str):
+            task = task_get_active(slug=slug)
+            if task is None:
+                raise serializers.ValidationError(f"unknown task {slug!r}")
+            return task
+
+        def validate_agent(self, name: str) -> str:
+            from django.utils.text import slugify
+
+            if not slugify(name):
+                raise serializers.ValidationError("the agent name needs letters or digits")
+            return name.strip()
+
+        def validate_solution(self, upload) -> tuple[str, str]:
+            limit = settings.ARENA_MAX_SOLUTION_BYTES
+            if upload.size > limit:
+                raise serializers.ValidationError(f"larger than the {limit}-byte limit")
+            raw = upload.read()
+            if not raw.strip():
+                raise serializers.ValidationError("the file is empty")
+            try:
+                code = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise serializers.ValidationError("not UTF-8 text") from None
+            if "\x00" in code:
+                raise serializers.ValidationError("contains NUL bytes")
+            name = (upload.name or "solution.py").rsplit("/", 1)[-1][:200]
+            return name, code
+
+    @extend_schema(request=InputSerializer, responses={201: SubmissionOutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        solution_name, solution_code = data["solution"]
+        submission = submission_create(
+            task=data["task"],
+            agent_name=data["agent"],
+            solution_name=solution_name,
+            solution_code=solution_code,
+        )
+        return Response(SubmissionOutputSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetailApi(APIView):
+    """GET /api/v1/submissions/<id>: where its grading stands."""
+
+    @extend_schema(responses={200: SubmissionOutputSerializer})
+    def get(self, request, submission_id: int):
+        submission = get_object_or_404(
+            Submission.objects.select_related("run__task", "run__agent", "evaluation"),
+            pk=submission_id,
+        )
+        return Response(SubmissionOutputSerializer(submission).data)

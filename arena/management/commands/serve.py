@@ -1,0 +1,68 @@
+"""`python manage.py serve`: the web server and a Celery worker together, in the foreground.
+
+Ctrl-C (or SIGTERM) stops both; if either one exits, the other is stopped too.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+
+from django.core.management.base import BaseCommand
+
+STOP_GRACE_S = 10
+
+
+class Command(BaseCommand):
+    help = "Run the web server and a Celery worker (queues default, agents, gpu) together."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--addr", default="127.0.0.1:8000", help="address:port to serve on")
+        parser.add_argument("--queues", default="default,agents,gpu")
+
+    def handle(self, *args, addr: str, queues: str, **options):
+        manage = [sys.executable, "manage.py"]
+        commands = {
+            "web": [*manage, "runserver", addr, "--noreload"],
+            "worker": [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "arena",
+                "worker",
+                "--queues",
+                queues,
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+            ],
+        }
+        procs = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}
+        self.stdout.write(
+            f"Kernel Arena on http://{addr}/ (web pid {procs['web'].pid}, "
+            f"worker pid {procs['worker'].pid}); Ctrl-C stops both."
+        )
+        stopping = False
+
+        def stop(signum, frame):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        while not stopping and all(p.poll() is None for p in procs.values()):
+            time.sleep(0.2)
+        for name, proc in procs.items():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            elif not stopping:
+                self.stderr.write(f"{name} exited with code {proc.returncode}; stopping the rest")
+        deadline = time.monotonic() + STOP_GRACE_S
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

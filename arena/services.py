@@ -1,0 +1,56 @@
+from celery import chain
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from arena.models import Agent, Run, Submission
+from evaluator.models import Evaluation
+from evaluator.services import evaluation_create
+from tasks.models import Task
+
+
+def agent_get_or_create(*, name: str) -> Agent:
+    agent, _ = Agent.objects.get_or_create(slug=slugify(name), defaults={"name": name})
+    return agent
+
+
+@transaction.atomic
+def submission_create(
+    *, task: Task, agent_name: str, solution_name: str, solution_code: str
+) -> Submission:
+    """An uploaded solution: Run + Evaluation + Submission, graded once this commits."""
+    run = Run.objects.create(
+        agent=agent_get_or_create(name=agent_name),
+        task=task,
+        status=Run.Status.EVALUATING,
+        source=Run.Source.UPLOAD,
+    )
+    evaluation = evaluation_create(
+        task=task, solution_name=solution_name, solution_code=solution_code
+    )
+    submission = Submission.objects.create(run=run, evaluation=evaluation)
+    transaction.on_commit(lambda: submission_enqueue(submission=submission))
+    return submission
+
+
+def submission_enqueue(*, submission: Submission) -> None:
+    from arena.jobs import run_finish_task
+    from evaluator.jobs import evaluation_run_task
+
+    chain(
+        evaluation_run_task.si(submission.evaluation_id),
+        run_finish_task.si(submission.run_id),
+    ).delay()
+
+
+def run_finish(*, run_id: int) -> bool:
+    """Mark an evaluating run done once all its evaluations have finished; idempotent."""
+    unfinished = Evaluation.objects.filter(submission__run_id=run_id).exclude(
+        status__in=Evaluation.FINISHED
+    )
+    if unfinished.exists():
+        return False
+    changed = Run.objects.filter(pk=run_id, status=Run.Status.EVALUATING).update(
+        status=Run.Status.DONE, finished_at=timezone.now()
+    )
+    return changed == 1

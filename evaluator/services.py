@@ -1,0 +1,137 @@
+import hashlib
+import logging
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from evaluator.engine import EvalResult, EvaluateOptions, TaskError, evaluate
+from evaluator.models import Evaluation, EvaluationShape
+from tasks.models import Task
+from tasks.selectors import task_folder
+
+logger = logging.getLogger(__name__)
+
+# Beyond the engine's own timeout: time to start children, compare outputs and store rows.
+LEASE_MARGIN = timedelta(minutes=5)
+
+
+def evaluation_create(*, task: Task, solution_name: str, solution_code: str) -> Evaluation:
+    """A queued Evaluation; the caller enqueues it once its transaction commits."""
+    return Evaluation.objects.create(
+        task=task,
+        task_version=task.version_hash,
+        solution_name=solution_name,
+        solution_code=solution_code,
+        solution_sha256=hashlib.sha256(solution_code.encode()).hexdigest(),
+    )
+
+
+def evaluation_claim(*, evaluation_id: int) -> bool:
+    """Take the job: queued, or running under a lease that ran out (its worker died)."""
+    now = timezone.now()
+    lease = timedelta(seconds=settings.ARENA_GRADER_TIMEOUT_S * 2) + LEASE_MARGIN
+    claimed = (
+        Evaluation.objects.filter(pk=evaluation_id)
+        .filter(
+            Q(status=Evaluation.Status.QUEUED)
+            | Q(status=Evaluation.Status.RUNNING, lease_expires_at__lt=now)
+        )
+        .update(
+            status=Evaluation.Status.RUNNING,
+            started_at=now,
+            lease_expires_at=now + lease,
+            attempts=F("attempts") + 1,
+        )
+    )
+    return claimed == 1
+
+
+def evaluation_run(*, evaluation_id: int) -> Evaluation | None:
+    """Grade one claimed evaluation and store the verdict; a no-op for a finished one."""
+    if not evaluation_claim(evaluation_id=evaluation_id):
+        logger.info("evaluation %s is finished or held by another worker", evaluation_id)
+        return None
+    evaluation = Evaluation.objects.select_related("task").get(pk=evaluation_id)
+    try:
+        result = _grade(evaluation)
+    except (TaskError, OSError, ValueError) as exc:
+        return _evaluation_fail(evaluation=evaluation, message=f"the grader could not run: {exc}")
+    return _evaluation_store(evaluation=evaluation, result=result)
+
+
+def _grade(evaluation: Evaluation) -> EvalResult:
+    options = EvaluateOptions(
+        timeout_s=settings.ARENA_GRADER_TIMEOUT_S, sandbox=settings.ARENA_GRADER_SANDBOX
+    )
+    with tempfile.TemporaryDirectory(prefix="arena-solution-") as tmp:
+        solution = Path(tmp) / "solution.py"
+        solution.write_text(evaluation.solution_code, encoding="utf-8")
+        folder = task_folder(task=evaluation.task)
+        return evaluate(folder, solution, settings.ARENA_GRADER_DEVICE, options)
+
+
+def _evaluation_store(*, evaluation: Evaluation, result: EvalResult) -> Evaluation:
+    data = result.to_dict()
+    with transaction.atomic():
+        evaluation.shapes.all().delete()
+        EvaluationShape.objects.bulk_create(
+            _shape_row(evaluation, index, row) for index, row in enumerate(data["per_shape"])
+        )
+        evaluation.status = result.status
+        evaluation.device = result.device
+        evaluation.reward = result.reward
+        evaluation.ranked = result.ranked
+        evaluation.task_version = result.task_version
+        evaluation.result = data
+        evaluation.error = ""
+        evaluation.finished_at = timezone.now()
+        evaluation.lease_expires_at = None
+        evaluation.save()
+    return evaluation
+
+
+def _shape_row(evaluation: Evaluation, index: int, row: dict) -> EvaluationShape:
+    timing = row.get("candidate_ms") or {}
+    return EvaluationShape(
+        evaluation=evaluation,
+        index=index,
+        shape=row["shape"],
+        seen=row["seen"],
+        correct=row["correct"],
+        reason=row["reason"],
+        max_abs_err=row["max_abs_err"],
+        max_rel_err=row["max_rel_err"],
+        candidate_median_ms=timing.get("median"),
+        candidate_p10_ms=timing.get("p10"),
+        candidate_p90_ms=timing.get("p90"),
+        eager_ms=row["eager_ms"],
+        compile_ms=row["compile_ms"],
+        sota_ms=row["sota_ms"],
+        tflops=row["tflops"],
+        gbps=row["gbps"],
+        roofline_fraction=row["roofline_fraction"],
+    )
+
+
+def _evaluation_fail(*, evaluation: Evaluation, message: str) -> Evaluation:
+    evaluation.status = Evaluation.Status.ERROR
+    evaluation.error = message
+    evaluation.finished_at = timezone.now()
+    evaluation.lease_expires_at = None
+    evaluation.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
+    return evaluation
+
+
+def evaluation_lease_remaining_s(*, evaluation_id: int) -> float | None:
+    """Seconds until a running evaluation's lease runs out; None if it is not running."""
+    evaluation = Evaluation.objects.filter(pk=evaluation_id).first()
+    if evaluation is None or evaluation.status != Evaluation.Status.RUNNING:
+        return None
+    if evaluation.lease_expires_at is None:
+        return 0.0
+    return max(0.0, (evaluation.lease_expires_at - timezone.now()).total_seconds())

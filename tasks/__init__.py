@@ -1,0 +1,1 @@
+"""The task catalogue: catalog/<suite>/<task>/ folders, their Task rows and sync."""

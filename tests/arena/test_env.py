@@ -1,0 +1,32 @@
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from arena.env import env_bool, env_int, env_list, env_str
+
+
+def test_env_bool_reads_common_spellings(monkeypatch):
+    for raw, expected in [("1", True), ("yes", True), ("TRUE", True), ("0", False), ("off", False)]:
+        monkeypatch.setenv("ARENA_FLAG", raw)
+        assert env_bool("ARENA_FLAG") is expected
+
+
+def test_env_bool_fails_loudly_on_a_typo(monkeypatch):
+    monkeypatch.setenv("ARENA_FLAG", "ture")
+    with pytest.raises(ImproperlyConfigured, match="ARENA_FLAG='ture' is not a boolean"):
+        env_bool("ARENA_FLAG")
+
+
+def test_env_int_rejects_non_integers_and_values_below_minimum(monkeypatch):
+    monkeypatch.setenv("ARENA_N", "12s")
+    with pytest.raises(ImproperlyConfigured, match="is not an integer"):
+        env_int("ARENA_N", 5)
+    monkeypatch.setenv("ARENA_N", "0")
+    with pytest.raises(ImproperlyConfigured, match="below the minimum of 1"):
+        env_int("ARENA_N", 5, minimum=1)
+
+
+def test_defaults_apply_when_unset(monkeypatch):
+    monkeypatch.delenv("ARENA_UNSET", raising=False)
+    assert env_int("ARENA_UNSET", 7) == 7
+    assert env_str("ARENA_UNSET", "x") == "x"
+    assert env_list("ARENA_UNSET", ["a"]) == ["a"]

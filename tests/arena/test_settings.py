@@ -1,0 +1,77 @@
+"""Settings load from the environment in a fresh interpreter, as a deployment starts."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_settings(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
+    code = (
+        f"import django; django.setup(); from django.conf import settings as s; print({expression})"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "arena.settings",
+            "ARENA_DATA_DIR": str(REPO / "var" / "test"),
+            **env,
+        },
+        check=False,
+    )
+
+
+def test_missing_secret_key_stops_start_up_unless_debug():
+    refused = load_settings({}, "s.DEBUG")
+    assert refused.returncode != 0
+    assert "ARENA_SECRET_KEY is not set" in refused.stderr
+    allowed = load_settings({"ARENA_DEBUG": "1"}, "s.DEBUG")
+    assert allowed.stdout.strip() == "True"
+
+
+def test_embedded_defaults_are_sqlite_in_wal_mode_and_a_file_broker():
+    out = load_settings(
+        {"ARENA_SECRET_KEY": "k"},
+        "s.DATABASES['default']['ENGINE'], s.DATABASES['default']['OPTIONS']['init_command'],"
+        " s.CELERY_BROKER_URL, s.DEBUG",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "sqlite3" in out.stdout and "journal_mode=WAL" in out.stdout
+    assert "filesystem://" in out.stdout and out.stdout.strip().endswith("False")
+
+
+def test_database_url_and_broker_url_switch_to_postgres_and_redis():
+    out = load_settings(
+        {
+            "ARENA_SECRET_KEY": "k",
+            "DATABASE_URL": "postgres://u@db.internal:5432/arena",
+            "ARENA_BROKER_URL": "redis://cache.internal:6379/0",
+        },
+        "s.DATABASES['default']['ENGINE'], s.DATABASES['default']['HOST'], s.CELERY_BROKER_URL",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "postgresql" in out.stdout and "db.internal" in out.stdout
+    assert "redis://cache.internal:6379/0" in out.stdout
+
+
+def test_bad_boolean_in_the_environment_stops_start_up():
+    out = load_settings({"ARENA_SECRET_KEY": "k", "ARENA_DEBUG": "maybe"}, "s.DEBUG")
+    assert out.returncode != 0
+    assert "ARENA_DEBUG='maybe' is not a boolean" in out.stderr
+
+
+def test_celery_app_has_three_queues_and_late_acks_for_gpu_work():
+    out = load_settings(
+        {"ARENA_SECRET_KEY": "k"},
+        "__import__('arena.celery').celery.app.conf.task_acks_late,"
+        " sorted(q.name for q in __import__('arena.celery').celery.app.conf.task_queues),"
+        " __import__('arena.celery').celery.app.conf.worker_prefetch_multiplier,"
+        " __import__('arena.celery').celery.app.conf.task_reject_on_worker_lost",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True ['agents', 'default', 'gpu'] 1 True"

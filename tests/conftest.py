@@ -1,0 +1,108 @@
+"""Fixtures shared by the suite, including a real Celery worker process.
+
+The worker is started once per session against the test database (a SQLite file or the
+PostgreSQL test database) and the same broker as the tests, embedded or Redis.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.waiting import wait_for
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _worker_database_env() -> dict[str, str]:
+    db = connection.settings_dict
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return {"ARENA_SQLITE_PATH": str(db["NAME"])}
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return {"DATABASE_URL": f"postgres://{auth}{db['HOST']}{port}/{db['NAME']}"}
+
+
+def _purge_broker() -> None:
+    if settings.CELERY_BROKER_URL == "filesystem://":
+        shutil.rmtree(settings.ARENA_BROKER_DIR, ignore_errors=True)
+        for key in ("data_folder_in", "control_folder"):
+            Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(parents=True, exist_ok=True)
+        return
+    from arena.celery import app
+
+    with app.connection_for_write() as conn:
+        for queue in ("default", "agents", "gpu"):
+            conn.default_channel.queue_purge(queue)
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real `celery worker` process on queues default, agents and gpu."""
+    _purge_broker()
+    log_path = tmp_path_factory.mktemp("worker") / "worker.log"
+    env = dict(
+        os.environ,
+        **_worker_database_env(),
+        ARENA_GRADER_DEVICE="cpu",
+        ARENA_GRADER_TIMEOUT_S="120",
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "arena",
+        "worker",
+        "--queues",
+        "default,agents,gpu",
+        "--concurrency",
+        "1",
+        "--loglevel",
+        "INFO",
+        "--hostname",
+        f"test-worker-{os.getpid()}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"the worker exited:\n{log_path.read_text()[-4000:]}")
+        return b" ready." in log_path.read_bytes()
+
+    wait_for(ready, timeout_s=90, what="the Celery worker to start")
+    yield proc
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def catalog_tasks(db):
+    """The real catalogue, synced into Task rows."""
+    from evaluator.engine.taskspec import catalog_root
+    from tasks.services import task_sync
+
+    report = task_sync(catalog=catalog_root())
+    assert not report.errors, report.errors
+    return report
+
+
+@pytest.fixture
+def solutions_dir() -> Path:
+    return REPO / "tests" / "evaluator" / "solutions"

@@ -1,0 +1,35 @@
+"""The pure packages import nothing of Django: they run on a GPU host with only torch."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PURE = ["evaluator/engine", "transcripts/formats", "transcripts/render"]
+ALLOWED_IN_ENGINE = {"torch", "triton", "evaluator", "numpy"}
+
+
+def imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+@pytest.mark.parametrize("package", PURE)
+def test_pure_package_does_not_import_django(package):
+    for path in (REPO / package).rglob("*.py"):
+        roots = imported_roots(path)
+        assert not roots & {"django", "rest_framework", "celery", "arena", "leaderboard"}, path
+
+
+def test_engine_imports_only_torch_triton_and_the_standard_library():
+    import sys
+
+    for path in (REPO / "evaluator/engine").rglob("*.py"):
+        outside = {r for r in imported_roots(path) if r not in sys.stdlib_module_names}
+        assert outside <= ALLOWED_IN_ENGINE - {"numpy"}, (path, outside)

@@ -1,0 +1,1 @@
+"""Agent transcripts: formats/ parses logs, render/ draws pages; both free of Django."""

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TranscriptsConfig(AppConfig):
+    name = "transcripts"
+    verbose_name = "Transcripts"

@@ -1,0 +1,1 @@
+"""Parsers of agent logs into one schema (Run -> Thread -> Turn -> Event). Plain Python."""

@@ -1,0 +1,1 @@
+"""HTML rendering of parsed transcripts with Jinja2. Plain Python."""
