@@ -14,6 +14,9 @@ from arena.env import env_bool, env_int, env_list, env_path, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = env_path("ARENA_DATA_DIR", BASE_DIR / "var")
 
+# Local state of the embedded defaults (SQLite file, broker folder, uploads) lives here.
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
 DEBUG = env_bool("ARENA_DEBUG", False)
 
 SECRET_KEY = env_str("ARENA_SECRET_KEY")
@@ -83,7 +86,6 @@ if DATABASE_URL:
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
 else:
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -114,7 +116,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT = DATA_DIR / "staticfiles"  # `collectstatic` target for deployments
+STATIC_ROOT.mkdir(exist_ok=True)
 MEDIA_ROOT = env_path("ARENA_MEDIA_ROOT", DATA_DIR / "media")
 MEDIA_URL = "media/"
 
@@ -143,8 +146,9 @@ SPECTACULAR_SETTINGS = {
 # Celery. The embedded default keeps messages as files under DATA_DIR/broker, so `make run`
 # needs no server; ARENA_BROKER_URL=redis://... is the production path.
 ARENA_BROKER_DIR = env_path("ARENA_BROKER_DIR", DATA_DIR / "broker")
-CELERY_BROKER_URL = env_str("ARENA_BROKER_URL") or "filesystem://"
-if CELERY_BROKER_URL == "filesystem://":
+EMBEDDED_BROKER_URL = "filesystem://localhost//"
+CELERY_BROKER_URL = env_str("ARENA_BROKER_URL") or EMBEDDED_BROKER_URL
+if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(ARENA_BROKER_DIR / "messages"),
         "data_folder_out": str(ARENA_BROKER_DIR / "messages"),

@@ -32,7 +32,7 @@ def _worker_database_env() -> dict[str, str]:
 
 
 def _purge_broker() -> None:
-    if settings.CELERY_BROKER_URL == "filesystem://":
+    if settings.CELERY_BROKER_URL == settings.EMBEDDED_BROKER_URL:
         shutil.rmtree(settings.ARENA_BROKER_DIR, ignore_errors=True)
         for key in ("data_folder_in", "control_folder"):
             Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(parents=True, exist_ok=True)

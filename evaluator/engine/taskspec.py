@@ -135,30 +135,33 @@ def _spec_from_manifest(
     manifest: dict[str, Any], where: Path, folder: Path, reference: Path
 ) -> TaskSpec:
     reader = _ManifestReader(manifest, where)
+    # Read in the order a contributor writes the manifest, so the first error is the first field.
+    slug, title = reader.string("slug"), reader.string("title")
+    category = reader.choice("category", CATEGORIES)
+    backends = tuple(reader.string_list("backends", required=True))
+    dtype, regime = reader.choice("dtype", DTYPES), reader.choice("regime", REGIMES)
     visible = reader.shapes("visible_shapes", required=True)
     cpu = reader.shapes("cpu_shapes", required=False)
-    dim_names = set(visible[0])
     for name in ("flops", "bytes"):
-        reader.formula(name, dim_names)
-    spec = TaskSpec(
-        slug=reader.string("slug"),
-        title=reader.string("title"),
-        category=reader.choice("category", CATEGORIES),
+        reader.formula(name, set(visible[0]))
+    return TaskSpec(
+        slug=slug,
+        title=title,
+        category=category,
         suite=folder.parent.name,
         folder=folder,
         reference_path=reference,
-        dtype=reader.choice("dtype", DTYPES),
-        regime=reader.choice("regime", REGIMES),
+        dtype=dtype,
+        regime=regime,
         flops=reader.string("flops"),
         bytes_moved=reader.string("bytes"),
-        backends=tuple(reader.string_list("backends", required=True)),
+        backends=backends,
         visible_shapes=visible,
         cpu_shapes=cpu,
         forbidden_ops=tuple(reader.string_list("forbidden_ops", required=False)),
         tolerance=reader.tolerance(),
         version_hash=folder_version_hash(folder),
     )
-    return spec
 
 
 class _ManifestReader:

@@ -75,3 +75,15 @@ def test_celery_app_has_three_queues_and_late_acks_for_gpu_work():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True ['agents', 'default', 'gpu'] 1 True"
+
+
+def test_suite_runs_against_the_configured_database_and_broker():
+    import os
+
+    from django.conf import settings
+    from django.db import connection
+
+    expect_postgres = bool(os.environ.get("DATABASE_URL"))
+    assert connection.vendor == ("postgresql" if expect_postgres else "sqlite")
+    expect_redis = bool(os.environ.get("ARENA_BROKER_URL"))
+    assert settings.CELERY_BROKER_URL.startswith("redis://" if expect_redis else "filesystem://")
