@@ -1,4 +1,8 @@
-"""`python -m evaluator evaluate ...`: the grader from a shell, on any host with torch."""
+"""`python -m evaluator evaluate ...`: the grader from a shell, on any host with torch.
+
+`python -m evaluator measure-peaks` measures the device's copy and matmul rates against the
+roofline table.
+"""
 
 import argparse
 import json
@@ -6,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from evaluator.engine.evaluate import EvaluateOptions, evaluate
+from evaluator.engine.measure_peaks import measure_peaks, render_peaks
 from evaluator.engine.result import EvalResult
 from evaluator.engine.sandbox import SANDBOXES
 from evaluator.engine.taskspec import TaskError
@@ -21,11 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
     run.add_argument("--sandbox", default="process", choices=sorted(SANDBOXES))
     run.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    peaks = commands.add_parser("measure-peaks", help="measure copy and matmul rates vs the table")
+    peaks.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    peaks.add_argument("--size-scale", type=float, default=1.0, help="scale buffers and matrices")
+    peaks.add_argument("--json", action="store_true", help="print exactly one JSON object")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "measure-peaks":
+        return run_measure_peaks(args)
     options = EvaluateOptions(timeout_s=args.timeout, sandbox=args.sandbox)
     try:
         result = evaluate(args.task, args.solution, args.device, options)
@@ -40,6 +51,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(render_verdict(result))
     return 0 if result.status == "passed" else 1
+
+
+def run_measure_peaks(args: argparse.Namespace) -> int:
+    try:
+        report = measure_peaks(args.device, size_scale=args.size_scale)
+    except ValueError as exc:
+        if args.json:
+            print(json.dumps({"status": "error", "error": str(exc)}))
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report) if args.json else render_peaks(report))
+    return 0
 
 
 def render_verdict(result: EvalResult) -> str:

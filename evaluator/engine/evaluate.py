@@ -1,15 +1,20 @@
 """`evaluate(task, solution, device, options) -> EvalResult`: the grader's one entry point.
 
-A reference child draws inputs and expected outputs; a candidate child, in a sandbox, imports the
-solution and writes its outputs; this process compares them and never imports the candidate.
+1. The candidate child (sandboxed) imports the solution and writes its outputs for every case of
+   every shape, visible and unseen, and times itself interleaved with the eager reference.
+2. The judge child, started only after the candidate is gone, draws the same inputs, computes
+   the reference outputs and compares; expected outputs never exist while the candidate runs.
+3. This process turns their reports into gates, per-shape rows, scores and flags. It never
+   imports the candidate's code and never parses its stdout.
 """
 
 import hashlib
 import json
-import math
 import os
 import platform
+import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -17,10 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from evaluator.engine.compare import compare_outputs, tolerance_for
-from evaluator.engine.formulas import FormulaError, formula_evaluate
+from evaluator.engine.cases import cases_for
+from evaluator.engine.compare import tolerance_for
 from evaluator.engine.result import (
     REWARD_INCORRECT,
     REWARD_NOT_COMPILED,
@@ -30,14 +33,15 @@ from evaluator.engine.result import (
     EvalResult,
     Gate,
     ShapeRow,
-    Timing,
 )
 from evaluator.engine.sandbox import Limits, Outcome, SandboxError, sandbox_for, scrubbed_env
+from evaluator.engine.scoring import score_performance
 from evaluator.engine.taskspec import TaskSpec, load_task
-from evaluator.engine.timing import percentile
+from evaluator.engine.verdicts import collect_flags, shape_failures
 
 ENGINE_ROOT = Path(__file__).resolve().parents[2]
 LOG_TAIL_BYTES = 64 * 1024
+BASE_SEED = 0
 
 
 @dataclass
@@ -45,11 +49,16 @@ class EvaluateOptions:
     timeout_s: float = 300.0
     memory_bytes: int | None = 16 * 1024**3
     sandbox: str = "process"
-    seeds: tuple[int, ...] = (0, 1, 2)
+    unseen_count: int = 5
+    # The grading service's secret; without one, unseen shapes are drawn from fresh randomness.
+    hidden_seed: str | None = None
+    compile_baseline: bool = True
 
 
 def resolve_device(device: str) -> str:
     if device == "auto":
+        import torch
+
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cuda", "cpu"):
         raise ValueError(f"device must be cuda, cpu or auto, not {device!r}")
@@ -76,12 +85,46 @@ def evaluate(
         task_version=spec.version_hash,
         solution_hash=file_sha256(solution_path),
         device=device,
-        environment=_host_environment(),
+        environment=host_environment(device),
     )
     with tempfile.TemporaryDirectory(prefix="arena-eval-") as tmp:
         _Evaluation(spec, solution_path, device, options, Path(tmp), result).run()
     result.wall_s = round(time.monotonic() - started, 3)
     return result
+
+
+def plan_shapes(
+    spec: TaskSpec, *, device: str, solution_hash: str, options: EvaluateOptions
+) -> tuple[list[dict[str, Any]], str]:
+    """Visible shapes, then unseen shapes drawn for this evaluation alone."""
+    planned = [
+        {
+            "shape": dict(s),
+            "seen": True,
+            "kind": "visible",
+            "cases": [vars(c) for c in cases_for(seen=True, base_seed=BASE_SEED + 100 * i)],
+        }
+        for i, s in enumerate(spec.shapes_for(device))
+    ]
+    from evaluator.engine.generalization import draw_unseen_shapes, hidden_seed_material
+
+    secret = options.hidden_seed or os.environ.get("ARENA_HIDDEN_SEED") or ""
+    source = "secret" if secret else "random"
+    seed = hidden_seed_material(secret or secrets.token_hex(16), spec.version_hash, solution_hash)
+    for j, unseen in enumerate(
+        draw_unseen_shapes(spec, seed=seed, device=device, count=options.unseen_count)
+    ):
+        planned.append(
+            {
+                "shape": dict(unseen.shape),
+                "seen": False,
+                "kind": unseen.kind,
+                "cases": [
+                    vars(c) for c in cases_for(seen=False, base_seed=seed % 100_000 + 100 * j)
+                ],
+            }
+        )
+    return planned, source
 
 
 class _Evaluation:
@@ -95,49 +138,57 @@ class _Evaluation:
         result: EvalResult,
     ) -> None:
         self.spec, self.device, self.options, self.result = spec, device, options, result
-        self.shapes = list(spec.shapes_for(device))
         self.timed = device == "cuda"
-        self.reference_dir = workdir / "reference"
         self.candidate_dir = workdir / "candidate"
+        self.judge_dir = workdir / "judge"
         self.io_dir = self.candidate_dir / "io"
-        for folder in (self.reference_dir / "private", self.io_dir):
-            folder.mkdir(parents=True)
-        # The candidate gets a copy of its file and of the (visible) reference in its own folder.
-        self.solution = shutil.copy(solution, self.candidate_dir / "solution.py")
-        self.reference = shutil.copy(spec.reference_path, self.candidate_dir / "reference.py")
+        self.io_dir.mkdir(parents=True)
+        self.judge_dir.mkdir()
+        self.solution = Path(shutil.copy(solution, self.candidate_dir / "solution.py"))
+        self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
+        self.judge_reference = Path(
+            shutil.copy(spec.reference_path, self.judge_dir / "reference.py")
+        )
 
     def run(self) -> None:
-        self.result.per_shape = [ShapeRow(shape=dict(s), seen=True) for s in self.shapes]
+        self.shapes, seed_source = plan_shapes(
+            self.spec,
+            device=self.device,
+            solution_hash=self.result.solution_hash,
+            options=self.options,
+        )
+        self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
+        self.result.gates["generalization"].detail["unseen_seed"] = seed_source
         try:
-            reference = self._child("reference", self.reference_dir)
-        except SandboxError as exc:
-            return self._sandbox_error(str(exc))
-        if reference.last("done") is None:
-            return self._reference_failed(reference)
-        self._record_reference(reference)
-        expected = self._take_expected()
-        try:
-            candidate = self._child("candidate", self.candidate_dir)
+            candidate = self._child("candidate", self.candidate_dir, sandboxed=True)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
         self.result.log = _log_tail(candidate.log_path)
-        if candidate.leftover_processes:
-            self.result.gates["correctness"].detail["leftover_processes"] = (
-                candidate.leftover_processes
-            )
-        self._grade(candidate, expected)
+        if self._stopped_early(candidate):
+            return None
+        try:
+            judge = self._child("judge", self.judge_dir, sandboxed=False)
+        except SandboxError as exc:
+            return self._sandbox_error(str(exc))
+        if judge.last("done") is None:
+            return self._judge_failed(judge)
+        self._conclude(candidate, judge)
+        return None
 
-    def _child(self, role: str, workdir: Path) -> Outcome:
+    def _child(self, role: str, workdir: Path, *, sandboxed: bool) -> Outcome:
+        atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
         job = {
             "role": role,
             "device": self.device,
             "shapes": self.shapes,
-            "seeds": list(self.options.seeds),
             "timed": self.timed,
-            "reference_path": str(self.reference),
+            "dtype": self.spec.dtype,
+            "atol": atol,
+            "rtol": rtol,
+            "reference_path": str(self.reference if role == "candidate" else self.judge_reference),
             "solution_path": str(self.solution),
             "io_dir": str(self.io_dir),
-            "private_dir": str(self.reference_dir / "private"),
+            "compile_baseline": self.options.compile_baseline,
         }
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps(job))
@@ -151,7 +202,7 @@ class _Evaluation:
             extra["CUDA_VISIBLE_DEVICES"] = ""
         # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
         memory = self.options.memory_bytes if self.device == "cpu" else None
-        sandbox = sandbox_for(self.options.sandbox)
+        sandbox = sandbox_for(self.options.sandbox if sandboxed else "process")
         return sandbox.run(
             [sys.executable, "-m", "evaluator.engine.child", str(job_path)],
             workdir=workdir,
@@ -160,141 +211,115 @@ class _Evaluation:
             readable=[ENGINE_ROOT],
         )
 
-    def _record_reference(self, outcome: Outcome) -> None:
-        for message in outcome.messages:
-            if message.get("event") == "reference_shape" and message.get("eager_ms"):
-                row = self.result.per_shape[int(message["shape"])]
-                row.eager_ms = percentile([float(t) for t in message["eager_ms"]], 0.5)
-
-    def _take_expected(self) -> dict[tuple[int, int], list[Any]]:
-        """Expected outputs move into this process and off the disk before the candidate runs."""
-        private = self.reference_dir / "private"
-        expected = {
-            (index, seed): torch.load(private / f"expected_{index}_{seed}.pt")
-            for index in range(len(self.shapes))
-            for seed in self.options.seeds
-        }
-        shutil.rmtree(private)
-        return expected
-
-    def _grade(self, outcome: Outcome, expected: dict[tuple[int, int], list[Any]]) -> None:
-        gates, result = self.result.gates, self.result
+    def _stopped_early(self, outcome: Outcome) -> bool:
+        """Compile, construct, crash and timeout outcomes on the visible shapes."""
+        gates = self.result.gates
         error = outcome.last("error")
         compiled = outcome.last("compiled") is not None
+        if compiled:
+            gates["compile"] = Gate(True, "imported and defines ModelNew")
         if outcome.timed_out:
             stage = "correctness" if compiled else "compile"
-            if compiled:
-                gates["compile"] = Gate(True, "imported and defines ModelNew")
             gates[stage] = Gate(False, f"timed out after {self.options.timeout_s:g} s")
-            return self._finish("timeout", REWARD_TIMEOUT_OR_SANDBOX)
+            self._finish("timeout", REWARD_TIMEOUT_OR_SANDBOX)
+            return True
         if not compiled:
             message = error["message"] if error else _exit_description(outcome.returncode)
             gates["compile"] = Gate(False, "did not compile", {"error": message})
-            return self._finish("failed", REWARD_NOT_COMPILED)
-        gates["compile"] = Gate(True, "imported and defines ModelNew")
+            self._finish("failed", REWARD_NOT_COMPILED)
+            return True
         if error and error.get("stage") == "construct":
             gates["correctness"] = Gate(
                 False, "ModelNew could not be constructed", {"error": error["message"]}
             )
-            return self._finish("failed", REWARD_NOT_CONSTRUCTED)
-        if error or outcome.last("done") is None:
+            self._finish("failed", REWARD_NOT_CONSTRUCTED)
+            return True
+        if error or (outcome.last("done") is None and not self._seen_shapes_finished(outcome)):
             message = error["message"] if error else _exit_description(outcome.returncode)
             gates["correctness"] = Gate(False, "failed while running", {"error": message})
-            return self._finish("failed", REWARD_RUNTIME_FAILURE)
-        weights = {
-            m["shape"]: m["weights"] for m in outcome.messages if m["event"] == "constructed"
-        }
-        gates["correctness"].detail["weights"] = sorted(set(weights.values()))
-        if not self._compare_all(expected):
-            return self._finish("failed", REWARD_INCORRECT)
-        self._record_timings(outcome)
-        self._performance_gate()
-        gates["generalization"] = Gate(None, "not run: no unseen shapes are drawn for this task")
-        speedup = result.summary.get("speedup_vs_eager")
-        self._finish("passed", (speedup - 1.0) if speedup else 0.0)
+            self._finish("failed", REWARD_RUNTIME_FAILURE)
+            return True
+        return False
 
-    def _compare_all(self, expected: dict[tuple[int, int], list[Any]]) -> bool:
-        atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
-        first_failure = ""
-        for (index, seed), want in expected.items():
-            row = self.result.per_shape[index]
-            got = self._load_output(index, seed, want)
-            verdict = compare_outputs(want, got, atol=atol, rtol=rtol) if got is not None else None
-            failure = (
-                "no readable output"
-                if verdict is None
-                else ""
-                if verdict.correct
-                else verdict.reason
-            )
-            if failure and row.correct is not False:
-                row.correct, row.reason = False, f"seed {seed}: {failure}"
-            elif not failure and row.correct is None:
-                row.correct = True
-            if verdict is not None and verdict.max_abs_err is not None:
-                row.max_abs_err = max(row.max_abs_err or 0.0, verdict.max_abs_err)
-                row.max_rel_err = max(row.max_rel_err or 0.0, verdict.max_rel_err or 0.0)
-            if row.correct is False and not first_failure:
-                first_failure = f"shape {row.shape}: {row.reason}"
-        gate = self.result.gates["correctness"]
-        detail = dict(gate.detail, atol=atol, rtol=rtol, seeds=list(self.options.seeds))
-        if first_failure:
-            self.result.gates["correctness"] = Gate(False, f"incorrect on {first_failure}", detail)
-            return False
-        self.result.gates["correctness"] = Gate(True, "all visible shapes match", detail)
-        return True
-
-    def _load_output(self, index: int, seed: int, want: list[Any]) -> list[Any] | None:
-        path = self.io_dir / f"output_{index}_{seed}.pt"
-        expected_bytes = sum(t.numel() * t.element_size() for t in want)
-        try:
-            if path.stat().st_size > 4 * expected_bytes + 1024 * 1024:
-                return None
-            loaded = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception:
-            return None
-        return loaded if isinstance(loaded, list) else None
-
-    def _record_timings(self, outcome: Outcome) -> None:
-        for message in outcome.messages:
-            if message.get("event") != "candidate_shape" or not message.get("candidate_ms"):
-                continue
-            row = self.result.per_shape[int(message["shape"])]
-            times = [float(t) for t in message["candidate_ms"]]
-            row.candidate_ms = Timing(
-                percentile(times, 0.5), percentile(times, 0.1), percentile(times, 0.9)
-            )
-            self._throughput(row)
-
-    def _throughput(self, row: ShapeRow) -> None:
-        if row.candidate_ms is None or row.candidate_ms.median <= 0:
-            return
-        seconds = row.candidate_ms.median / 1e3
-        try:
-            row.tflops = formula_evaluate(self.spec.flops, row.shape) / seconds / 1e12
-            row.gbps = formula_evaluate(self.spec.bytes_moved, row.shape) / seconds / 1e9
-        except FormulaError:
-            pass
-
-    def _performance_gate(self) -> None:
-        if self.device == "cpu":
-            self.result.gates["performance"] = Gate(None, "CPU timings are not ranked")
-            return
-        ratios = [
-            row.eager_ms / row.candidate_ms.median
-            for row in self.result.per_shape
-            if row.eager_ms and row.candidate_ms and row.candidate_ms.median > 0
-        ]
-        if not ratios:
-            self.result.gates["performance"] = Gate(False, "no timings were recorded")
-            return
-        speedup = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        self.result.summary["speedup_vs_eager"] = speedup
-        passed = speedup >= 1.0
-        verdict = "faster" if passed else "slower"
-        self.result.gates["performance"] = Gate(
-            passed, f"{speedup:.2f}x eager (geometric mean): {verdict} than PyTorch eager"
+    def _seen_shapes_finished(self, outcome: Outcome) -> bool:
+        done = {(m["shape"], m["case"]) for m in outcome.messages if m["event"] == "case_done"}
+        return all(
+            (i, c) in done
+            for i, s in enumerate(self.shapes)
+            if s["seen"]
+            for c in range(len(s["cases"]))
         )
+
+    def _conclude(self, candidate: Outcome, judge: Outcome) -> None:
+        rows, gates = self.result.per_shape, self.result.gates
+        for index, reason in shape_failures(self.shapes, candidate, judge).items():
+            rows[index].correct, rows[index].reason = (reason is None), (reason or "")
+        _record_errors(rows, judge)
+        self.result.environment.update(_judge_environment(judge))
+        seen = [r for r in rows if r.seen]
+        unseen = [r for r in rows if not r.seen]
+        weights = sorted({m["weights"] for m in candidate.messages if m["event"] == "constructed"})
+        atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
+        detail = {
+            "weights": weights,
+            "atol": atol,
+            "rtol": rtol,
+            "cases_per_shape": len(self.shapes[0]["cases"]),
+        }
+        failing = next((r for r in seen if not r.correct), None)
+        if failing is not None:
+            gates["correctness"] = Gate(
+                False, f"incorrect on shape {failing.shape}: {failing.reason}", detail
+            )
+        else:
+            gates["correctness"] = Gate(True, "all visible shapes match", detail)
+        self._generalization_gate(unseen, seen_correct=failing is None)
+        if self.timed and failing is None:
+            score_performance(self.result, self.spec, self.shapes, candidate, judge)
+        elif not self.timed:
+            gates["performance"] = Gate(None, "CPU timings are not ranked")
+        self.result.flags = collect_flags(self.spec, self.result, candidate, judge)
+        self._final_status()
+
+    def _generalization_gate(self, unseen: list[ShapeRow], *, seen_correct: bool) -> None:
+        gates = self.result.gates
+        detail = dict(gates["generalization"].detail, unseen_shapes=len(unseen))
+        if not unseen:
+            gates["generalization"] = Gate(None, "the task has no generalization rules", detail)
+            return
+        passed = sum(1 for r in unseen if r.correct)
+        rate = passed / len(unseen)
+        self.result.summary["generalization_pass_rate"] = rate
+        if passed == len(unseen):
+            gates["generalization"] = Gate(
+                True, f"correct on all {len(unseen)} unseen shapes", detail
+            )
+            return
+        failing = next(r for r in unseen if not r.correct)
+        gates["generalization"] = Gate(
+            False,
+            f"incorrect on {len(unseen) - passed} of {len(unseen)} unseen shapes, e.g. "
+            f"{failing.shape}: {failing.reason}",
+            detail,
+        )
+        if seen_correct:
+            from evaluator.engine.result import Flag
+
+            self.result.flags.append(
+                Flag(
+                    "overfit",
+                    "correct on the visible shapes but not on "
+                    f"{len(unseen) - passed} unseen shapes",
+                )
+            )
+
+    def _final_status(self) -> None:
+        gates = self.result.gates
+        if gates["correctness"].passed is False or gates["generalization"].passed is False:
+            self._finish("failed", REWARD_INCORRECT)
+            return
+        speedup = self.result.summary.get("speedup_vs_eager")
+        self._finish("passed", (speedup - 1.0) if speedup else 0.0)
 
     def _finish(self, status: str, reward: float) -> None:
         self.result.status, self.result.reward = status, reward
@@ -303,16 +328,31 @@ class _Evaluation:
         self.result.gates["compile"] = Gate(None, f"sandbox error: {message}")
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
 
-    def _reference_failed(self, outcome: Outcome) -> None:
+    def _judge_failed(self, outcome: Outcome) -> None:
         error = outcome.last("error")
         message = error["message"] if error else _exit_description(outcome.returncode)
         if outcome.timed_out:
             message = f"timed out after {self.options.timeout_s:g} s"
-        self.result.gates["compile"] = Gate(
-            None, "the reference failed; the solution was not run", {"error": message}
+        self.result.gates["correctness"] = Gate(
+            None,
+            "the reference could not be run; the solution was not judged",
+            {"error": message, "log": _log_tail(outcome.log_path)[-4000:]},
         )
-        self.result.log = _log_tail(outcome.log_path)
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
+
+
+def _record_errors(rows: list[ShapeRow], judge: Outcome) -> None:
+    for message in judge.messages:
+        if message["event"] != "judged" or message.get("max_abs_err") is None:
+            continue
+        row = rows[message["shape"]]
+        row.max_abs_err = max(row.max_abs_err or 0.0, message["max_abs_err"])
+        row.max_rel_err = max(row.max_rel_err or 0.0, message.get("max_rel_err") or 0.0)
+
+
+def _judge_environment(judge: Outcome) -> dict[str, Any]:
+    message = judge.last("environment") or {}
+    return {k: v for k, v in message.items() if k not in ("event", "received_at")}
 
 
 def _exit_description(returncode: int | None) -> str:
@@ -331,7 +371,8 @@ def _log_tail(path: Path | None) -> str:
         return fh.read().decode("utf-8", errors="replace")
 
 
-def _host_environment() -> dict[str, Any]:
+def host_environment(device: str) -> dict[str, Any]:
+    import torch
     import triton
 
     environment: dict[str, Any] = {
@@ -341,6 +382,23 @@ def _host_environment() -> dict[str, Any]:
         "cuda": torch.version.cuda,
         "host": platform.machine(),
     }
-    if torch.cuda.is_available():
-        environment["gpu"] = torch.cuda.get_device_name()
+    if device == "cuda":
+        environment.update(_nvidia_smi())
     return environment
+
+
+def _nvidia_smi() -> dict[str, Any]:
+    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    values = [v.strip() for v in out.split(",")]
+    keys = ["gpu", "driver", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "power_limit_w"]
+    return dict(zip(keys, values, strict=False))

@@ -132,13 +132,20 @@ class _ChannelReader(threading.Thread):
                 if total > _CHANNEL_CAP_BYTES:
                     continue
                 buffer += chunk
-        for line in buffer.splitlines():
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(message, dict):
-                self.messages.append(message)
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._accept(line)
+        self._accept(buffer)
+
+    def _accept(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(message, dict):
+            # Stamped on arrival by this process: the child cannot forge when it spoke.
+            message["received_at"] = time.monotonic()
+            self.messages.append(message)
 
 
 class ProcessSandbox:

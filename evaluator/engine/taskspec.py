@@ -5,6 +5,7 @@ catalogue, or a raw KernelBench problem file whose single shape is its module co
 """
 
 import ast
+import copy
 import hashlib
 import os
 import tomllib
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.engine.formulas import FormulaError, formula_names
+from evaluator.engine.generalization import RuleError, kernelbench_rules, rules_from_manifest
 
 CATEGORIES = ("torch2cuda", "torch2triton", "triton2triton", "cuda2cuda", "hard")
 REGIMES = ("compute", "memory")
@@ -44,6 +46,8 @@ class TaskSpec:
     forbidden_ops: tuple[str, ...] = ()
     tolerance: dict[str, float] = field(default_factory=dict)
     version_hash: str = ""
+    # Rules for drawing unseen shapes (see generalization.py); empty: the task has none.
+    generalization: dict[str, Any] = field(default_factory=dict)
 
     def shapes_for(self, device: str) -> tuple[Shape, ...]:
         # The Triton interpreter runs kernels in numpy on the CPU; a task may name smaller
@@ -68,6 +72,7 @@ class TaskSpec:
             "forbidden_ops": list(self.forbidden_ops),
             "tolerance": dict(self.tolerance),
             "version_hash": self.version_hash,
+            "generalization": copy.deepcopy(self.generalization),
         }
 
 
@@ -142,8 +147,11 @@ def _spec_from_manifest(
     dtype, regime = reader.choice("dtype", DTYPES), reader.choice("regime", REGIMES)
     visible = reader.shapes("visible_shapes", required=True)
     cpu = reader.shapes("cpu_shapes", required=False)
+    if cpu and set(cpu[0]) != set(visible[0]):
+        raise reader.fail("cpu_shapes[0]", "names different dimensions than visible_shapes")
     for name in ("flops", "bytes"):
         reader.formula(name, set(visible[0]))
+    generalization = reader.generalization(visible, cpu)
     return TaskSpec(
         slug=slug,
         title=title,
@@ -161,6 +169,7 @@ def _spec_from_manifest(
         forbidden_ops=tuple(reader.string_list("forbidden_ops", required=False)),
         tolerance=reader.tolerance(),
         version_hash=folder_version_hash(folder),
+        generalization=generalization,
     )
 
 
@@ -221,6 +230,14 @@ class _ManifestReader:
             shapes.append(dict(shape))
         return tuple(shapes)
 
+    def generalization(self, visible: tuple[Shape, ...], cpu: tuple[Shape, ...]) -> dict[str, Any]:
+        if "generalization" not in self.manifest:
+            return {}
+        try:
+            return rules_from_manifest(self.manifest["generalization"], visible=visible, cpu=cpu)
+        except RuleError as exc:
+            raise self.fail(exc.field, exc.message) from None
+
     def tolerance(self) -> dict[str, float]:
         raw = self.manifest.get("tolerance", {})
         if not isinstance(raw, dict):
@@ -263,6 +280,7 @@ def load_kernelbench_file(path: Path) -> TaskSpec:
         visible_shapes=(shape,),
         cpu_shapes=(),
         version_hash=hashlib.sha256(source.encode()).hexdigest(),
+        generalization=kernelbench_rules(shape),
     )
 
 

@@ -1,39 +1,111 @@
-"""Timing of one callable in the child process.
+"""Timing in the candidate child: candidate and eager reference interleaved on the same GPU.
 
-On CUDA: events around each call, L2 flushed before it, warm-up excluded, and the whole device
-synchronized inside the measured region so work on side streams counts. On CPU nothing is
-timed: CPU timings are not ranked.
+Each call is bracketed by CUDA events with the L2 flushed before it and the whole device
+synchronized inside the bracket, so work on side streams counts. Input sets rotate so repeated
+calls do not measure the cache. Repetitions continue until the median is known to the target
+precision or the time cap is reached; very short calls are replayed from CUDA graphs so launch
+overhead does not swamp them. On CPU nothing is timed: CPU timings are not ranked.
 """
 
+import math
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-WARMUP_CALLS = 3
-TIMED_CALLS = 20
-_L2_FLUSH_BYTES = 256 * 1024 * 1024
+WARMUP_ROUNDS = 3
+MIN_REPS = 10
+MAX_REPS = 400
+TARGET_REL_CI = 0.01
+TIME_CAP_S = 4.0
+GRAPH_BELOW_MS = 0.05
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+Call = Callable[[int], Any]
 
 
-def time_callable_ms(fn: Callable[[], Any], *, device: str) -> list[float]:
+@dataclass
+class Timings:
+    ms: dict[str, list[float]] = field(default_factory=dict)
+    graphs: bool = False
+    reps: int = 0
+
+
+def time_interleaved(calls: dict[str, Call], *, input_sets: int, device: str) -> Timings:
     if device != "cuda":
-        return []
+        return Timings()
     import torch
 
-    flush = torch.empty(_L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    for _ in range(WARMUP_CALLS):
-        fn()
+    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    for _ in range(WARMUP_ROUNDS):
+        for call in calls.values():
+            for k in range(input_sets):
+                call(k)
     torch.cuda.synchronize()
-    times: list[float] = []
-    for _ in range(TIMED_CALLS):
-        flush.zero_()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        torch.cuda.synchronize()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+    pilot = _measure(calls, input_sets, flush, reps=3)
+    graphs = False
+    if min(percentile(t, 0.5) for t in pilot.values()) < GRAPH_BELOW_MS:
+        captured = _capture_graphs(calls, input_sets)
+        if captured is not None:
+            calls, graphs = captured, True
+    result = Timings({name: [] for name in calls}, graphs)
+    started = time.perf_counter()
+    while result.reps < MAX_REPS:
+        batch = _measure(calls, input_sets, flush, reps=10, offset=result.reps)
+        for name, times in batch.items():
+            result.ms[name].extend(times)
+        result.reps += 10
+        precise = all(relative_ci(t) <= TARGET_REL_CI for t in result.ms.values())
+        if result.reps >= MIN_REPS and (precise or time.perf_counter() - started > TIME_CAP_S):
+            break
+    return result
+
+
+def _measure(
+    calls: dict[str, Call], input_sets: int, flush: Any, *, reps: int, offset: int = 0
+) -> dict[str, list[float]]:
+    import torch
+
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for rep in range(offset, offset + reps):
+        k = rep % input_sets
+        for name, call in calls.items():
+            flush.zero_()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            call(k)
+            torch.cuda.synchronize()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
     return times
+
+
+def _capture_graphs(calls: dict[str, Call], input_sets: int) -> dict[str, Call] | None:
+    import torch
+
+    replays: dict[str, Call] = {}
+    try:
+        for name, call in calls.items():
+            graphs = []
+            for k in range(input_sets):
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    call(k)
+                graphs.append(graph)
+            replays[name] = _replayer(graphs)
+    except Exception:
+        torch.cuda.synchronize()
+        return None
+    return replays
+
+
+def _replayer(graphs: list[Any]) -> Call:
+    def replay(k: int) -> Any:
+        return graphs[k].replay()
+
+    return replay
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -42,3 +114,12 @@ def percentile(values: list[float], fraction: float) -> float:
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def relative_ci(values: list[float]) -> float:
+    """Half-width of the median's ~95% interval (McGill's notch) over the median."""
+    if len(values) < 4:
+        return math.inf
+    median = percentile(values, 0.5)
+    iqr = percentile(values, 0.75) - percentile(values, 0.25)
+    return (1.57 * iqr / math.sqrt(len(values))) / median if median > 0 else math.inf

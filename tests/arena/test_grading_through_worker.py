@@ -42,7 +42,10 @@ def test_correct_triton_solution_ends_as_a_passed_evaluation(
     assert evaluation.attempts == 1
     assert evaluation.device == "cpu"
     assert evaluation.result["gates"]["correctness"]["passed"] is True
-    assert [s.correct for s in evaluation.shapes.all()] == [True, True, True]
+    shapes = list(evaluation.shapes.all())
+    assert [s.seen for s in shapes] == [True] * 3 + [False] * 5
+    assert all(s.correct for s in shapes)
+    assert evaluation.result["gates"]["generalization"]["passed"] is True
     assert run.finished_at is not None
 
 
@@ -56,8 +59,8 @@ def test_wrong_solution_ends_failed_with_its_reason(
     assert evaluation.reward == -2.0
     assert evaluation.ranked is False
     reason = evaluation.result["gates"]["correctness"]["reason"]
-    assert reason.startswith("incorrect on shape {'N': 4096}: seed 0: output 0:")
-    assert evaluation.shapes.filter(correct=False).count() == 3
+    assert reason.startswith("incorrect on shape {'N': 4096}: seed 0 (problem inputs): output 0:")
+    assert evaluation.shapes.filter(correct=False).count() == 8
 
 
 def test_a_redelivered_job_for_a_finished_evaluation_changes_nothing(
@@ -73,4 +76,4 @@ def test_a_redelivered_job_for_a_finished_evaluation_changes_nothing(
         before.finished_at,
         before.status,
     )
-    assert after.shapes.count() == 3
+    assert after.shapes.count() == 8

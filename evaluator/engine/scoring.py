@@ -1,0 +1,186 @@
+"""Speedups, throughput and roofline fractions from the interleaved timings (CUDA only)."""
+
+import math
+from typing import Any
+
+from evaluator.engine.formulas import FormulaError, formula_evaluate
+from evaluator.engine.result import EvalResult, Flag, Gate, ShapeRow, Timing
+from evaluator.engine.roofline import (
+    FRACTION_FLAG_THRESHOLD,
+    GpuPeaks,
+    achieved,
+    peaks_for,
+    roofline_fraction,
+    speedup_is_possible,
+)
+from evaluator.engine.sandbox import Outcome
+from evaluator.engine.taskspec import TaskSpec
+from evaluator.engine.timing import percentile
+
+# Eager medians from the candidate's process and from the judge's may differ by noise; by more
+# than this factor, the candidate's timer was not telling the truth.
+EAGER_DISAGREEMENT = 2.0
+# Per timed call: the L2 flush, two events and a device synchronize, in milliseconds.
+OVERHEAD_PER_CALL_MS = 1.0
+
+
+def geomean(values: list[float]) -> float | None:
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return None
+    return math.exp(sum(math.log(v) for v in positive) / len(positive))
+
+
+def _timing(values: list[float]) -> Timing:
+    return Timing(percentile(values, 0.5), percentile(values, 0.1), percentile(values, 0.9))
+
+
+def _by_shape(outcome: Outcome, event: str) -> dict[int, dict[str, Any]]:
+    return {m["shape"]: m for m in outcome.messages if m["event"] == event}
+
+
+def score_performance(
+    result: EvalResult,
+    spec: TaskSpec,
+    shapes: list[dict[str, Any]],
+    candidate: Outcome,
+    judge: Outcome,
+) -> None:
+    ends, begins = _by_shape(candidate, "timing_end"), _by_shape(candidate, "timing_begin")
+    baselines = _by_shape(judge, "baselines")
+    peaks = peaks_for(str(result.environment.get("gpu", "")))
+    vs_eager, vs_compile, fractions = [], [], []
+    for index, row in enumerate(result.per_shape):
+        end = ends.get(index)
+        if not shapes[index]["seen"] or end is None or not end["candidate_ms"]:
+            continue
+        row.candidate_ms = _timing(end["candidate_ms"])
+        eager_here = percentile(end["eager_ms"], 0.5)
+        baseline = baselines.get(index, {})
+        row.eager_ms = percentile(baseline["eager_ms"], 0.5) if baseline.get("eager_ms") else None
+        if baseline.get("compile_ms"):
+            row.compile_ms = percentile(baseline["compile_ms"], 0.5)
+        speedup = eager_here / row.candidate_ms.median
+        vs_eager.append(speedup)
+        if row.compile_ms and row.eager_ms:
+            vs_compile.append(speedup * row.compile_ms / row.eager_ms)
+        _throughput(row, spec, peaks, result)
+        if row.roofline_fraction is not None:
+            fractions.append(row.roofline_fraction)
+        _timing_checks(result, row, end, begins.get(index), eager_here)
+    result.summary.update(
+        {
+            "speedup_vs_eager": geomean(vs_eager),
+            "speedup_vs_compile": geomean(vs_compile),
+            "speedup_vs_sota": None,
+            "roofline_fraction": geomean(fractions),
+        }
+    )
+    _performance_gate(result, peaks)
+
+
+def _throughput(row: ShapeRow, spec: TaskSpec, peaks: GpuPeaks | None, result: EvalResult) -> None:
+    assert row.candidate_ms is not None
+    try:
+        flops = formula_evaluate(spec.flops, row.shape)
+        bytes_moved = formula_evaluate(spec.bytes_moved, row.shape)
+    except FormulaError:
+        return
+    if flops <= 0 and bytes_moved <= 0:
+        return
+    row.tflops, row.gbps = achieved(flops, bytes_moved, row.candidate_ms.median)
+    if peaks is None:
+        return
+    fractions = [
+        roofline_fraction(
+            regime=spec.regime,
+            dtype=spec.dtype,
+            flops=flops,
+            bytes_moved=bytes_moved,
+            ms=row.candidate_ms.median,
+            peaks=peaks,
+            allow_tf32=allow_tf32,
+        )
+        for allow_tf32 in (False, True)
+    ]
+    row.roofline_fraction = fractions[0]
+    # The flag measures against the most generous roof: an fp32 task may use TF32 and still
+    # pass its tolerance, and that is no cheat.
+    generous = fractions[1]
+    if generous is not None and generous > FRACTION_FLAG_THRESHOLD:
+        _flag(
+            result, "roofline_exceeded", f"shape {row.shape}: {generous:.2f} of {peaks.name}'s peak"
+        )
+    possible = speedup_is_possible(
+        eager_ms=row.eager_ms or 0.0,
+        candidate_ms=row.candidate_ms.median,
+        regime=spec.regime,
+        dtype=spec.dtype,
+        flops=flops,
+        bytes_moved=bytes_moved,
+        peaks=peaks,
+    )
+    if not possible:
+        _flag(
+            result,
+            "impossible_speedup",
+            f"shape {row.shape}: {row.candidate_ms.median:.4f} ms is below what "
+            f"{peaks.name} can do for this much work",
+        )
+
+
+def _timing_checks(
+    result: EvalResult,
+    row: ShapeRow,
+    end: dict[str, Any],
+    begin: dict[str, Any] | None,
+    eager_here: float,
+) -> None:
+    """The parent's clock against the child's claims, and the judge's eager time against the
+    eager time measured beside the candidate."""
+    if begin is not None:
+        wall_ms = (end["received_at"] - begin["received_at"]) * 1000.0
+        calls = len(end["candidate_ms"]) + len(end["eager_ms"])
+        claimed_ms = sum(end["candidate_ms"]) + sum(end["eager_ms"])
+        if claimed_ms > wall_ms * 1.05 + 5.0:
+            _flag(
+                result,
+                "timing_implausible",
+                f"shape {row.shape}: claimed {claimed_ms:.1f} ms of GPU time in "
+                f"{wall_ms:.1f} ms of wall clock",
+            )
+        elif wall_ms > 2.0 * claimed_ms + calls * OVERHEAD_PER_CALL_MS + 2000.0:
+            _flag(
+                result,
+                "timing_implausible",
+                f"shape {row.shape}: {wall_ms:.0f} ms of wall clock passed while the timer "
+                f"reported {claimed_ms:.1f} ms",
+            )
+    if row.eager_ms and eager_here > 0:
+        ratio = max(row.eager_ms / eager_here, eager_here / row.eager_ms)
+        if ratio > EAGER_DISAGREEMENT:
+            _flag(
+                result,
+                "timing_tampered",
+                f"shape {row.shape}: eager reference timed {eager_here:.4f} ms beside the "
+                f"solution but {row.eager_ms:.4f} ms in the judge's process",
+            )
+
+
+def _flag(result: EvalResult, code: str, message: str) -> None:
+    if all(f.code != code for f in result.flags):
+        result.flags.append(Flag(code, message))
+
+
+def _performance_gate(result: EvalResult, peaks: GpuPeaks | None) -> None:
+    speedup = result.summary.get("speedup_vs_eager")
+    if speedup is None:
+        result.gates["performance"] = Gate(False, "no timings were recorded")
+        return
+    detail = {"gpu": result.environment.get("gpu"), "peaks": peaks.name if peaks else None}
+    verdict = "faster" if speedup >= 1.0 else "slower"
+    result.gates["performance"] = Gate(
+        speedup >= 1.0,
+        f"{speedup:.2f}x eager (geometric mean): {verdict} than PyTorch eager",
+        detail,
+    )

@@ -1,0 +1,131 @@
+"""Turning the children's reports into per-shape verdicts and anti-cheat flags."""
+
+from typing import Any
+
+from evaluator.engine.result import EvalResult, Flag
+from evaluator.engine.sandbox import Outcome
+from evaluator.engine.taskspec import TaskSpec
+
+# A candidate this much further from a float64 run than the fp32 reference computed in a lower
+# precision than the task's dtype (fp32 reference error is ~1e-7; bf16 arithmetic gives ~1e-3).
+PRECISION_RATIO = 50.0
+PRECISION_FLOOR = 1e-5
+
+
+def _by_case(outcome: Outcome, event: str) -> dict[tuple[int, int], dict[str, Any]]:
+    return {(m["shape"], m["case"]): m for m in outcome.messages if m["event"] == event}
+
+
+def shape_failures(
+    shapes: list[dict[str, Any]], candidate: Outcome, judge: Outcome
+) -> dict[int, str | None]:
+    """The first reason each shape is wrong, or None where every case matched."""
+    reports, judged = _by_case(candidate, "case"), _by_case(judge, "judged")
+    crashes = {m["shape"]: m for m in candidate.messages if m["event"] == "shape_error"}
+    verdicts: dict[int, str | None] = {}
+    for index, shape in enumerate(shapes):
+        verdicts[index] = _shape_failure(index, shape, reports, judged, crashes)
+    return verdicts
+
+
+def _shape_failure(
+    index: int,
+    shape: dict[str, Any],
+    reports: dict[tuple[int, int], Any],
+    judged: dict[tuple[int, int], Any],
+    crashes: dict[int, Any],
+) -> str | None:
+    if index in crashes:
+        last_line = crashes[index]["message"].strip().splitlines()[-1:] or ["?"]
+        return f"{crashes[index]['stage']} error: {last_line[0][:300]}"
+    for case_index, case in enumerate(shape["cases"]):
+        label = f"seed {case['seed']} ({case['distribution']} inputs)"
+        report = reports.get((index, case_index))
+        if report is None:
+            return "not run: the solution's process ended before this shape"
+        if report["violations"]:
+            return f"{label}: {report['violations'][0]}"
+        verdict = judged.get((index, case_index))
+        if verdict is None:
+            return f"{label}: not judged"
+        if not verdict.get("skipped") and not verdict["correct"]:
+            return f"{label}: {verdict['reason']}"
+    return None
+
+
+def collect_flags(
+    spec: TaskSpec, result: EvalResult, candidate: Outcome, judge: Outcome
+) -> list[Flag]:
+    flags: dict[str, Flag] = {f.code: f for f in result.flags}
+
+    def add(code: str, message: str) -> None:
+        flags.setdefault(code, Flag(code, message))
+
+    for message in candidate.messages:
+        _flags_from_candidate(message, spec, add)
+    if candidate.leftover_processes:
+        add(
+            "background_process",
+            f"{candidate.leftover_processes} processes were still running when it ended",
+        )
+    for message in judge.messages:
+        precision = message.get("precision") if message["event"] == "judged" else None
+        if precision and _downgraded(precision):
+            add(
+                "precision_downgrade",
+                f"error against float64 is {precision['candidate_err']:.2e}, the {spec.dtype} "
+                f"reference's is {precision['reference_err']:.2e}: computed in a lower precision",
+            )
+    return list(flags.values())
+
+
+def _flags_from_candidate(message: dict[str, Any], spec: TaskSpec, add: Any) -> None:
+    event = message["event"]
+    if event == "tampered":
+        add("tampering", f"replaced after the solution loaded: {', '.join(message['names'])}")
+    elif event == "audit":
+        if message["files"]:
+            add(
+                "file_access", f"opened paths outside its folder: {', '.join(message['files'][:3])}"
+            )
+        if message["network"]:
+            add("network", f"used the network: {message['network'][0]}")
+    elif event == "compiled" and message.get("fallback_lines"):
+        lines = ", ".join(str(n) for n in message["fallback_lines"])
+        add(
+            "exception_fallback",
+            f"an except handler (line {lines}) returns a result instead "
+            "of raising: a broken kernel would fall back silently",
+        )
+    elif event == "case":
+        _flags_from_case(message, spec, add)
+
+
+def _flags_from_case(message: dict[str, Any], spec: TaskSpec, add: Any) -> None:
+    if message.get("new_threads"):
+        add(
+            "background_thread",
+            f"{message['new_threads']} threads were still running after forward() returned",
+        )
+    if message.get("new_processes"):
+        add(
+            "background_process",
+            f"{message['new_processes']} processes were still running after forward() returned",
+        )
+    if "own_kernels" not in message:
+        return
+    forbidden = sorted(set(message["aten_ops"]) & set(spec.forbidden_ops))
+    if forbidden:
+        add("forbidden_op", f"forward() called {', '.join(forbidden)}, which the task forbids")
+    # Judged on the visible shapes: a solution that gives up on an unseen shape is already
+    # failing generalization.
+    if not message["own_kernels"] and message.get("seen", True):
+        add(
+            "no_own_kernel",
+            "forward() launched no kernel of its own, only library kernels and aten ops",
+        )
+
+
+def _downgraded(precision: dict[str, float]) -> bool:
+    candidate, reference = precision["candidate_err"], precision["reference_err"]
+    return candidate > PRECISION_FLOOR and candidate > PRECISION_RATIO * max(reference, 1e-7)

@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def silu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(y_ptr + offsets, x / (1.0 + tl.exp(-x)), mask=mask)
+
+
+def silu(x):
+    y = torch.empty_like(x)
+    silu_kernel[(triton.cdiv(x.numel(), 4096),)](x, y, x.numel(), BLOCK=4096)
+    return y
+
+
+class ModelNew(nn.Module):
+    """Right values, wrong dtype: returns float64."""
+
+    def forward(self, x):
+        return silu(x).double()

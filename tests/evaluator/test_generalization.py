@@ -1,0 +1,316 @@
+from pathlib import Path
+
+import pytest
+
+from evaluator.engine.formulas import formula_evaluate, relation_holds
+from evaluator.engine.generalization import (
+    KINDS,
+    draw_unseen_shapes,
+    hidden_seed_material,
+    kernelbench_rules,
+)
+from evaluator.engine.taskspec import TaskSpec, load_task
+
+REPO = Path(__file__).resolve().parents[2]
+SEEDS = range(12)
+
+MATMUL = """
+slug = "mm"
+title = "Matmul"
+category = "torch2triton"
+backends = ["triton"]
+dtype = "float16"
+regime = "compute"
+flops = "2 * M * N * K"
+bytes = "2 * (M * K + K * N + M * N)"
+visible_shapes = [{ M = 4096, N = 4096, K = 4096 }, { M = 8192, N = 2048, K = 1024 }]
+cpu_shapes = [{ M = 64, N = 64, K = 64 }, { M = 128, N = 32, K = 256 }]
+
+[generalization]
+relations = ["K % 64 == 0", "M <= 4 * N"]
+
+[generalization.M]
+min = 1
+max = 16384
+
+[generalization.N]
+min = 16
+max = 16384
+multiple_of = 16
+
+[generalization.K]
+min = 64
+max = 8192
+"""
+
+ROWS = """
+slug = "rows"
+title = "Row-wise"
+category = "torch2triton"
+backends = ["triton"]
+dtype = "float32"
+regime = "memory"
+flops = "B * D"
+bytes = "8 * B * D"
+visible_shapes = [{ B = 16, D = 1024 }, { B = 33, D = 512 }]
+
+[generalization.B]
+min = 1
+max = 256
+cpu_max = 64
+
+[generalization.D]
+min = 8
+max = 8192
+"""
+
+
+# Each relation holds for about one random shape in 7 or 97, so draws must be repaired.
+HARD = """
+slug = "hard"
+title = "Hard relations"
+category = "torch2triton"
+backends = ["triton"]
+dtype = "float32"
+regime = "memory"
+flops = "M * N"
+bytes = "4 * (M + N)"
+visible_shapes = [{ M = 970, N = 6 }, { M = 194, N = 5 }]
+
+[generalization]
+relations = ["(M + N) % 7 == 3", "M % 97 == 0"]
+
+[generalization.M]
+min = 1
+max = 100000
+cpu_max = 3000
+
+[generalization.N]
+min = 1
+max = 100000
+cpu_max = 500
+"""
+
+
+def load_manifest(folder: Path, manifest: str) -> TaskSpec:
+    folder.mkdir(parents=True)
+    (folder / "task.toml").write_text(manifest)
+    (folder / "reference.py").write_text("M = 1\nclass Model: pass\n")
+    return load_task(folder)
+
+
+@pytest.fixture
+def matmul(tmp_path) -> TaskSpec:
+    return load_manifest(tmp_path / "suite" / "mm", MATMUL)
+
+
+@pytest.fixture
+def rows(tmp_path) -> TaskSpec:
+    return load_manifest(tmp_path / "suite" / "rows", ROWS)
+
+
+@pytest.fixture
+def silu() -> TaskSpec:
+    return load_task(REPO / "tasks" / "catalog" / "core" / "silu")
+
+
+def follows_rules(spec: TaskSpec, shape: dict[str, int], device: str) -> bool:
+    for name, rule in spec.generalization["dims"].items():
+        value = shape[name]
+        high = rule["cpu_max"] if device == "cpu" else rule["max"]
+        if not rule["min"] <= value <= high or value % rule["multiple_of"]:
+            return False
+        if rule["power_of_two"] and value & (value - 1):
+            return False
+    return all(relation_holds(r, shape) for r in spec.generalization["relations"])
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_draws_one_shape_of_each_kind_in_order(matmul, device):
+    drawn = draw_unseen_shapes(matmul, seed=7, device=device)
+    assert [u.kind for u in drawn] == list(KINDS)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_draw_satisfies_the_rules_and_relations(matmul, device, seed):
+    for unseen in draw_unseen_shapes(matmul, seed=seed, device=device, count=8):
+        assert set(unseen.shape) == {"M", "N", "K"}
+        assert follows_rules(matmul, unseen.shape, device), unseen
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_relations_that_random_values_rarely_meet_still_hold(tmp_path, device):
+    spec = load_manifest(tmp_path / "suite" / "hard", HARD)
+    for seed in SEEDS:
+        drawn = draw_unseen_shapes(spec, seed=seed, device=device)
+        assert len(drawn) == len(KINDS)
+        assert all(follows_rules(spec, u.shape, device) for u in drawn)
+
+
+def test_same_seed_and_device_draw_the_same_shapes(matmul):
+    first = draw_unseen_shapes(matmul, seed=42, device="cuda")
+    assert first == draw_unseen_shapes(matmul, seed=42, device="cuda")
+
+
+def test_different_seeds_draw_different_shapes(matmul, silu):
+    for spec in (matmul, silu):
+        drawn = [
+            [u.shape for u in draw_unseen_shapes(spec, seed=seed, device="cuda")] for seed in SEEDS
+        ]
+        assert len({repr(shapes) for shapes in drawn}) == len(SEEDS)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_no_unseen_shape_is_a_visible_or_cpu_shape_or_repeats(matmul, silu, rows, device):
+    for spec in (matmul, silu, rows):
+        seen = [*spec.visible_shapes, *spec.cpu_shapes]
+        for seed in SEEDS:
+            shapes = [u.shape for u in draw_unseen_shapes(spec, seed=seed, device=device, count=9)]
+            assert not [s for s in shapes if s in seen]
+            assert len({repr(sorted(s.items())) for s in shapes}) == len(shapes)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_misaligned_draws_are_not_multiples_of_8_where_the_rule_allows(silu, rows, device):
+    for seed in SEEDS:
+        for spec in (silu, rows):
+            misaligned = draw_unseen_shapes(spec, seed=seed, device=device)[3]
+            assert misaligned.kind == "misaligned"
+            assert all(value % 8 for value in misaligned.shape.values()), misaligned
+
+
+def test_misaligned_keeps_multiple_of_and_power_of_two(tmp_path):
+    manifest = ROWS.replace("B = 33", "B = 32").replace(
+        "max = 8192", "max = 8192\npower_of_two = true"
+    )
+    manifest = manifest.replace("max = 256", "max = 256\nmultiple_of = 16")
+    spec = load_manifest(tmp_path / "suite" / "rows", manifest)
+    for seed in SEEDS:
+        shape = draw_unseen_shapes(spec, seed=seed, device="cuda")[3].shape
+        assert shape["B"] % 16 == 0 and shape["D"] & (shape["D"] - 1) == 0
+
+
+def test_cpu_draws_stay_under_cpu_max_and_the_byte_cap(matmul, silu):
+    for spec in (matmul, silu):
+        cap = 4 * max(formula_evaluate(spec.bytes_moved, s) for s in spec.cpu_shapes)
+        bounds = {n: r["cpu_max"] for n, r in spec.generalization["dims"].items()}
+        for seed in SEEDS:
+            for unseen in draw_unseen_shapes(spec, seed=seed, device="cpu", count=8):
+                assert all(unseen.shape[n] <= bounds[n] for n in bounds), unseen
+                assert formula_evaluate(spec.bytes_moved, unseen.shape) <= cap, unseen
+
+
+def test_default_cpu_max_is_four_times_the_largest_cpu_value(matmul):
+    dims = matmul.generalization["dims"]
+    assert (dims["M"]["cpu_max"], dims["N"]["cpu_max"], dims["K"]["cpu_max"]) == (512, 256, 1024)
+
+
+def test_each_kind_lands_where_its_name_says(silu):
+    for seed in SEEDS:
+        cpu = {u.kind: u.shape["N"] for u in draw_unseen_shapes(silu, seed=seed, device="cpu")}
+        gpu = {u.kind: u.shape["N"] for u in draw_unseen_shapes(silu, seed=seed, device="cuda")}
+        assert cpu["edge"] <= 3 and gpu["edge"] <= 3
+        assert 280_000 <= cpu["scale_up"] <= 300_000
+        assert 125_000_000 <= gpu["scale_up"] <= 134_217_728
+        assert cpu["scale_down"] < 4096 and gpu["scale_down"] < 16_777_216
+
+
+def test_asymmetric_draws_put_dimensions_far_apart(rows):
+    for seed in SEEDS:
+        shape = draw_unseen_shapes(rows, seed=seed, device="cuda")[4].shape
+        # One dimension near the top of its range, the other within 8x of its own minimum.
+        assert (shape["B"] >= 240 and shape["D"] <= 64) or (shape["D"] >= 7680 and shape["B"] <= 8)
+
+
+def test_extra_draws_are_random_and_count_is_honoured(matmul):
+    drawn = draw_unseen_shapes(matmul, seed=3, device="cuda", count=8)
+    assert [u.kind for u in drawn] == [*KINDS, "random", "random", "random"]
+    assert [u.kind for u in draw_unseen_shapes(matmul, seed=3, device="cuda", count=2)] == [
+        "edge",
+        "scale_up",
+    ]
+    assert draw_unseen_shapes(matmul, seed=3, device="cuda", count=0) == []
+
+
+def test_a_task_without_rules_has_no_unseen_shapes(tmp_path):
+    manifest = ROWS.split("[generalization.B]")[0]
+    spec = load_manifest(tmp_path / "suite" / "rows", manifest)
+    assert spec.generalization == {}
+    assert draw_unseen_shapes(spec, seed=1, device="cuda") == []
+
+
+def test_rules_that_leave_no_new_shape_give_up_instead_of_looping(tmp_path):
+    manifest = HARD.replace("{ M = 970, N = 6 }, { M = 194, N = 5 }", "{ M = 4, N = 1 }")
+    manifest = manifest.split("[generalization]")[0] + (
+        "[generalization.M]\nmin = 4\nmax = 5\n[generalization.N]\nmin = 1\nmax = 1\n"
+    )
+    spec = load_manifest(tmp_path / "suite" / "tiny", manifest)
+    drawn = draw_unseen_shapes(spec, seed=1, device="cuda", count=50)
+    assert [u.shape for u in drawn] == [{"M": 5, "N": 1}]
+
+
+def test_hidden_seed_depends_on_secret_task_and_solution():
+    base = hidden_seed_material("secret", "task-v1", "solution-a")
+    assert base == hidden_seed_material("secret", "task-v1", "solution-a")
+    others = {
+        hidden_seed_material("other", "task-v1", "solution-a"),
+        hidden_seed_material("secret", "task-v2", "solution-a"),
+        hidden_seed_material("secret", "task-v1", "solution-b"),
+        hidden_seed_material("secret", "task-v1solution-a", ""),
+    }
+    assert base not in others and len(others) == 4
+
+
+def test_hidden_seed_refuses_an_empty_secret():
+    with pytest.raises(ValueError, match="ARENA_HIDDEN_SEED"):
+        hidden_seed_material("", "task-v1", "solution-a")
+
+
+def test_kernelbench_rules_scale_sizes_and_fix_flags():
+    rules = kernelbench_rules(
+        {"batch_size": 16, "dim": 16384, "reduce_dim": 1, "kernel_size": 3, "padding": 0}
+    )
+    assert rules["dims"]["batch_size"] == {
+        "min": 4,
+        "max": 32,
+        "cpu_max": 16,
+        "multiple_of": 1,
+        "power_of_two": False,
+    }
+    assert (rules["dims"]["dim"]["min"], rules["dims"]["dim"]["max"]) == (4096, 32768)
+    assert rules["dims"]["dim"]["cpu_max"] == 4096
+    assert sorted(rules["fixed"]) == ["kernel_size", "padding", "reduce_dim"]
+    assert rules["relations"] == []
+
+
+def test_kernelbench_rules_keep_channels_divisible_by_groups():
+    rules = kernelbench_rules({"in_channels": 32, "out_channels": 64, "groups": 4, "width": 64})
+    assert rules["fixed"] == ["groups"]
+    assert rules["relations"] == ["in_channels % groups == 0", "out_channels % groups == 0"]
+
+
+def test_kernelbench_problem_with_nothing_to_scale_has_no_rules():
+    assert kernelbench_rules({"dim": 1, "stride": 2}) == {}
+
+
+def test_kernelbench_file_draws_scaled_shapes_with_fixed_constants(tmp_path):
+    problem = tmp_path / "23_Softmax.py"
+    problem.write_text(
+        "import torch\nbatch_size = 16\ndim = 16384\naxis = 1\n"
+        "class Model(torch.nn.Module):\n    def forward(self, x): return torch.softmax(x, 1)\n"
+        "def get_inputs(): return [torch.randn(batch_size, dim)]\n"
+        "def get_init_inputs(): return []\n"
+    )
+    spec = load_task(problem)
+    assert spec.generalization["fixed"] == ["axis"]
+    for device in ("cpu", "cuda"):
+        drawn = draw_unseen_shapes(spec, seed=5, device=device)
+        assert drawn
+        for unseen in drawn:
+            assert unseen.shape["axis"] == 1
+            assert 4 <= unseen.shape["batch_size"] <= 32
+            assert 4096 <= unseen.shape["dim"] <= 32768
+            assert unseen.shape != spec.visible_shapes[0]
+            if device == "cpu":
+                assert unseen.shape["batch_size"] <= 16 and unseen.shape["dim"] == 4096
