@@ -191,7 +191,7 @@ class _Candidate:
 
         from evaluator.engine import channel
         from evaluator.engine.cases import Case, case_inputs
-        from evaluator.engine.timing import time_interleaved
+        from evaluator.engine.timing import side_stream_check, time_interleaved
 
         self.audit.active = False
         sets = [
@@ -209,10 +209,19 @@ class _Candidate:
                 input_sets=TIMING_INPUT_SETS,
                 device=self.device,
             )
+        candidate_ms = timings.ms.get("candidate", [])
+        if candidate_ms and not timings.graphs:
+            with torch.no_grad():
+                drained = side_stream_check(
+                    lambda k: model(*sets[k]), input_sets=TIMING_INPUT_SETS, stream_ms=candidate_ms
+                )
+            if drained is not None:
+                channel.send("side_stream", shape=index, stream_ms=candidate_ms, drained_ms=drained)
+                candidate_ms = drained
         channel.send(
             "timing_end",
             shape=index,
-            candidate_ms=timings.ms.get("candidate", []),
+            candidate_ms=candidate_ms,
             eager_ms=timings.ms.get("eager", []),
             graphs=timings.graphs,
             reps=timings.reps,
@@ -345,7 +354,8 @@ def _judge_baselines(
         for k in range(TIMING_INPUT_SETS)
     ]
     calls = {"eager": lambda k: model(*sets[k])}
-    if job.get("compile_baseline"):
+    cached = job.get("cached_baselines", {}).get(str(index))
+    if job.get("compile_baseline") and cached is None:
         try:
             compiled = torch.compile(copy.deepcopy(model))
             with torch.no_grad():

@@ -8,6 +8,7 @@
    imports the candidate's code and never parses its stdout.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.engine.baselines import baseline_key, cache_load, cache_path, cache_store
 from evaluator.engine.cases import cases_for
 from evaluator.engine.compare import tolerance_for
 from evaluator.engine.result import (
@@ -37,6 +39,7 @@ from evaluator.engine.result import (
 from evaluator.engine.sandbox import Limits, Outcome, SandboxError, sandbox_for, scrubbed_env
 from evaluator.engine.scoring import score_performance
 from evaluator.engine.taskspec import TaskSpec, load_task
+from evaluator.engine.timing import percentile
 from evaluator.engine.verdicts import collect_flags, shape_failures
 
 ENGINE_ROOT = Path(__file__).resolve().parents[2]
@@ -146,6 +149,7 @@ class _Evaluation:
         self.judge_dir.mkdir()
         self.solution = Path(shutil.copy(solution, self.candidate_dir / "solution.py"))
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
+        self.cached_baselines: dict[str, Any] = {}
         self.judge_reference = Path(
             shutil.copy(spec.reference_path, self.judge_dir / "reference.py")
         )
@@ -166,14 +170,50 @@ class _Evaluation:
         self.result.log = _log_tail(candidate.log_path)
         if self._stopped_early(candidate):
             return None
+        self._load_baselines()
         try:
             judge = self._child("judge", self.judge_dir, sandboxed=False)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
         if judge.last("done") is None:
             return self._judge_failed(judge)
+        self._store_baselines(judge)
         self._conclude(candidate, judge)
         return None
+
+    def _baseline_keys(self) -> dict[int, str]:
+        gpu = str(self.result.environment.get("gpu", "unknown"))
+        torch_version = str(self.result.environment.get("torch", ""))
+        return {
+            i: baseline_key(
+                task_version=self.spec.version_hash,
+                gpu=gpu,
+                torch_version=torch_version,
+                shape=s["shape"],
+            )
+            for i, s in enumerate(self.shapes)
+            if s["seen"]
+        }
+
+    def _load_baselines(self) -> None:
+        if not self.timed:
+            return
+        cache = cache_load(cache_path())
+        for index, key in self._baseline_keys().items():
+            if key in cache:
+                self.cached_baselines[str(index)] = cache[key]
+
+    def _store_baselines(self, judge: Outcome) -> None:
+        keys, fresh = self._baseline_keys(), {}
+        for message in judge.messages:
+            if message["event"] == "baselines" and message.get("compile_ms"):
+                fresh[keys[message["shape"]]] = {
+                    "eager_ms": percentile(message["eager_ms"], 0.5),
+                    "compile_ms": percentile(message["compile_ms"], 0.5),
+                }
+        # A read-only home only costs the next evaluation a recompile.
+        with contextlib.suppress(OSError):
+            cache_store(cache_path(), fresh)
 
     def _child(self, role: str, workdir: Path, *, sandboxed: bool) -> Outcome:
         atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
@@ -189,6 +229,7 @@ class _Evaluation:
             "solution_path": str(self.solution),
             "io_dir": str(self.io_dir),
             "compile_baseline": self.options.compile_baseline,
+            "cached_baselines": self.cached_baselines,
         }
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps(job))
@@ -275,7 +316,9 @@ class _Evaluation:
             gates["correctness"] = Gate(True, "all visible shapes match", detail)
         self._generalization_gate(unseen, seen_correct=failing is None)
         if self.timed and failing is None:
-            score_performance(self.result, self.spec, self.shapes, candidate, judge)
+            score_performance(
+                self.result, self.spec, self.shapes, candidate, judge, self.cached_baselines
+            )
         elif not self.timed:
             gates["performance"] = Gate(None, "CPU timings are not ranked")
         self.result.flags = collect_flags(self.spec, self.result, candidate, judge)

@@ -39,13 +39,26 @@ def _by_shape(outcome: Outcome, event: str) -> dict[int, dict[str, Any]]:
     return {m["shape"]: m for m in outcome.messages if m["event"] == event}
 
 
+def _compile_ms(
+    baseline: dict[str, Any], cached: dict[str, float] | None, eager_ms: float | None
+) -> float | None:
+    if baseline.get("compile_ms"):
+        return percentile(baseline["compile_ms"], 0.5)
+    if cached and eager_ms and cached.get("eager_ms"):
+        # Scaled by today's eager time: the cached ratio compile/eager is what carries over.
+        return float(cached["compile_ms"]) * eager_ms / float(cached["eager_ms"])
+    return None
+
+
 def score_performance(
     result: EvalResult,
     spec: TaskSpec,
     shapes: list[dict[str, Any]],
     candidate: Outcome,
     judge: Outcome,
+    cached_baselines: dict[str, Any] | None = None,
 ) -> None:
+    cached_baselines = cached_baselines or {}
     ends, begins = _by_shape(candidate, "timing_end"), _by_shape(candidate, "timing_begin")
     baselines = _by_shape(judge, "baselines")
     peaks = peaks_for(str(result.environment.get("gpu", "")))
@@ -58,8 +71,7 @@ def score_performance(
         eager_here = percentile(end["eager_ms"], 0.5)
         baseline = baselines.get(index, {})
         row.eager_ms = percentile(baseline["eager_ms"], 0.5) if baseline.get("eager_ms") else None
-        if baseline.get("compile_ms"):
-            row.compile_ms = percentile(baseline["compile_ms"], 0.5)
+        row.compile_ms = _compile_ms(baseline, cached_baselines.get(str(index)), row.eager_ms)
         speedup = eager_here / row.candidate_ms.median
         vs_eager.append(speedup)
         if row.compile_ms and row.eager_ms:
@@ -77,6 +89,7 @@ def score_performance(
         }
     )
     _performance_gate(result, peaks)
+    result.gates["performance"].detail.update(_timing_overhead(shapes, ends, begins))
 
 
 def _throughput(row: ShapeRow, spec: TaskSpec, peaks: GpuPeaks | None, result: EvalResult) -> None:
@@ -184,3 +197,18 @@ def _performance_gate(result: EvalResult, peaks: GpuPeaks | None) -> None:
         f"{speedup:.2f}x eager (geometric mean): {verdict} than PyTorch eager",
         detail,
     )
+
+
+def _timing_overhead(
+    shapes: list[dict[str, Any]], ends: dict[int, Any], begins: dict[int, Any]
+) -> dict[str, Any]:
+    """Wall clock of the timed phases (this process's clock) against the GPU time they measured."""
+    wall_ms = gpu_ms = 0.0
+    reps, graphs = [], []
+    for index, end in sorted(ends.items()):
+        if index in begins and shapes[index]["seen"]:
+            wall_ms += (end["received_at"] - begins[index]["received_at"]) * 1000.0
+            gpu_ms += sum(end["candidate_ms"]) + sum(end["eager_ms"])
+            reps.append(end.get("reps"))
+            graphs.append(end.get("graphs"))
+    return {"timing_wall_ms": wall_ms, "timed_gpu_ms": gpu_ms, "reps": reps, "graphs": graphs}

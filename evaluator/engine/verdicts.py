@@ -99,6 +99,12 @@ def _flags_from_candidate(message: dict[str, Any], spec: TaskSpec, add: Any) -> 
         )
     elif event == "case":
         _flags_from_case(message, spec, add)
+    elif event == "side_stream":
+        add(
+            "side_stream_work",
+            "work continued on another stream after forward() returned; "
+            "the reported time drains the whole device instead",
+        )
 
 
 def _flags_from_case(message: dict[str, Any], spec: TaskSpec, add: Any) -> None:

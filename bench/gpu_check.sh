@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The grader's GPU tests and benchmarks in one call on a lent GPU host (no Django there):
+#   bash bench/gpu_check.sh [OUT_DIR]
+# Writes gpu-tests.log and evaluator-<gpu>.json under OUT_DIR (default bench/results).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-bench/results}"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 ARENA_BASELINE_CACHE="${ARENA_BASELINE_CACHE:-/tmp/arena-baselines.json}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+python3 -m pytest --noconftest -p no:cacheprovider -m gpu tests/evaluator/gpu -q -rA 2>&1 \
+    | tee "$out/gpu-tests.log"
+tests=${PIPESTATUS[0]}
+gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().replace(' ', '-'))")
+python3 bench/evaluator.py --out "$out/evaluator-$gpu.json"
+bench=$?
+echo "gpu tests exit $tests, bench exit $bench"
+exit $(( tests || bench ))

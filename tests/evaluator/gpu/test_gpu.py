@@ -1,0 +1,74 @@
+"""The grader on a real GPU. Run through bench/gpu_check.sh on a lent machine.
+
+python -m pytest --noconftest -m gpu tests/evaluator/gpu
+"""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from evaluator.engine import EvaluateOptions, evaluate
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+HERE = Path(__file__).resolve().parent
+SOLUTIONS = HERE / "solutions"
+SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
+
+
+def grade(solution: Path, **options):
+    return evaluate("silu", solution, "cuda", EvaluateOptions(**options))
+
+
+def test_triton_solution_is_timed_scored_and_ranked():
+    result = grade(SILU_TRITON)
+    assert result.status == "passed", result.gates
+    assert result.flags == [], result.flags
+    assert result.gates["performance"].passed is not None
+    seen = [row for row in result.per_shape if row.seen]
+    for row in seen:
+        assert row.candidate_ms is not None and row.candidate_ms.median > 0
+        assert row.eager_ms is not None and row.eager_ms > 0
+        assert row.gbps is not None and row.gbps > 100
+        assert row.roofline_fraction is not None and 0.05 < row.roofline_fraction <= 1.05
+    assert result.summary["speedup_vs_eager"] > 0.5
+    assert result.summary["speedup_vs_compile"] is not None
+    assert result.reward == pytest.approx(result.summary["speedup_vs_eager"] - 1.0)
+    assert result.environment["gpu"]
+
+
+def test_cuda_load_inline_solution_passes_with_its_own_kernel():
+    result = grade(SOLUTIONS / "silu_cuda_inline.py")
+    assert result.status == "passed", (result.gates, result.log[-3000:])
+    assert result.flags == []
+
+
+def test_side_stream_work_is_counted_and_flagged():
+    honest = grade(SILU_TRITON)
+    cheat = grade(SOLUTIONS / "side_stream_silu.py")
+    assert "side_stream_work" in {flag.code for flag in cheat.flags}
+    honest_ms = [r.candidate_ms.median for r in honest.per_shape if r.seen]
+    cheat_ms = [r.candidate_ms.median for r in cheat.per_shape if r.seen]
+    # Twenty launches of the same kernel, drained: far slower than one, never faster.
+    assert all(c > 5 * h for c, h in zip(cheat_ms, honest_ms, strict=True))
+    assert cheat.ranked is False
+
+
+def test_illegal_address_fails_the_run_and_the_next_evaluation_is_correct():
+    crashed = grade(SOLUTIONS / "illegal_address.py")
+    assert (crashed.status, crashed.reward) == ("failed", -3.0)
+    assert crashed.gates["correctness"].reason == "failed while running"
+    after = grade(SILU_TRITON)
+    assert after.status == "passed" and after.flags == []
+
+
+def test_patched_timer_is_flagged_on_gpu():
+    cheat = HERE.parent / "adversarial" / "solutions" / "patches_timer.py"
+    result = grade(cheat)
+    codes = {flag.code for flag in result.flags}
+    assert "tampering" in codes
+    assert result.ranked is False
