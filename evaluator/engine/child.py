@@ -86,6 +86,7 @@ class _Candidate:
             raise _StageError("compile", "the solution does not define a ModelNew class")
         channel.send("compiled", fallback_lines=guards.exception_fallbacks(source))
         self._report_tampering("import")
+        self.to_time: list[tuple[int, Any, Any, list[list[Any]]]] = []
         for index, shape_job in enumerate(self.job["shapes"]):
             try:
                 self._run_shape(index, shape_job)
@@ -94,6 +95,11 @@ class _Candidate:
                     raise
                 # An unseen shape that breaks the solution fails generalization, not the run.
                 channel.send("shape_error", shape=index, stage=exc.stage, message=exc.message)
+        for index, model, reference_model, sets in self.to_time:
+            try:
+                self._time_shape(index, model, reference_model, sets)
+            except Exception as exc:
+                raise _StageError("runtime", _describe(exc), index) from None
         self._report_tampering("run")
         channel.send("audit", files=self.audit.file_paths, network=self.audit.network)
 
@@ -136,7 +142,20 @@ class _Candidate:
                 self._run_case(index, case_index, case, shape_job, model)
             channel.send("case_done", shape=index, case=case_index)
         if self.job["timed"] and shape_job["seen"]:
-            self._time_shape(index, shape, model, reference_model)
+            self.to_time.append((index, model, reference_model, self._timing_sets(shape)))
+
+    def _timing_sets(self, shape: dict[str, int]) -> list[list[Any]]:
+        """Drawn before any timing starts: a failed graph capture of the solution can leave the
+        CUDA generator unusable for the rest of the process."""
+        from evaluator.engine.cases import Case, case_inputs
+
+        self.audit.active = False
+        sets = [
+            case_inputs(self.reference, shape, Case(1000 + k, "problem"), self.device)
+            for k in range(TIMING_INPUT_SETS)
+        ]
+        self.audit.active = True
+        return sets
 
     def _run_case(
         self, index: int, case_index: int, case: Any, shape_job: dict[str, Any], model: Any
@@ -185,20 +204,13 @@ class _Candidate:
             self.audit.active = True
 
     def _time_shape(
-        self, index: int, shape: dict[str, int], model: Any, reference_model: Any
+        self, index: int, model: Any, reference_model: Any, sets: list[list[Any]]
     ) -> None:
         import torch
 
         from evaluator.engine import channel
-        from evaluator.engine.cases import Case, case_inputs
         from evaluator.engine.timing import side_stream_check, time_interleaved
 
-        self.audit.active = False
-        sets = [
-            case_inputs(self.reference, shape, Case(1000 + k, "problem"), self.device)
-            for k in range(TIMING_INPUT_SETS)
-        ]
-        self.audit.active = True
         channel.send("timing_begin", shape=index)
         with torch.no_grad():
             timings = time_interleaved(
@@ -294,6 +306,7 @@ def _judge(job: dict[str, Any]) -> None:
     atol, rtol = job["atol"], job["rtol"]
     reference = load_module(Path(job["reference_path"]), "reference")
     channel.send("environment", **_device_environment(device))
+    baselines: list[tuple[int, Any, list[list[Any]]]] = []
     for index, shape_job in enumerate(job["shapes"]):
         apply_shape(reference, shape_job["shape"])
         torch.manual_seed(INIT_SEED)
@@ -336,23 +349,27 @@ def _judge(job: dict[str, Any]) -> None:
                 message["precision"] = precision_report(model, inputs, expected, actual)
             channel.send("judged", **message)
         if job["timed"] and shape_job["seen"]:
-            _judge_baselines(job, index, model, reference, shape_job["shape"])
+            baselines.append((index, model, _baseline_sets(reference, shape_job["shape"])))
+    for index, model, sets in baselines:
+        _judge_baselines(job, index, model, sets)
 
 
-def _judge_baselines(
-    job: dict[str, Any], index: int, model: Any, reference: Any, shape: dict[str, int]
-) -> None:
+def _baseline_sets(reference: Any, shape: dict[str, int]) -> list[list[Any]]:
+    from evaluator.engine.cases import Case, case_inputs
+
+    return [
+        case_inputs(reference, shape, Case(1000 + k, "problem"), "cuda")
+        for k in range(TIMING_INPUT_SETS)
+    ]
+
+
+def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[list[Any]]) -> None:
     """Eager time measured here, in a process the candidate never touched."""
     import torch
 
     from evaluator.engine import channel
-    from evaluator.engine.cases import Case, case_inputs
     from evaluator.engine.timing import time_interleaved
 
-    sets = [
-        case_inputs(reference, shape, Case(1000 + k, "problem"), "cuda")
-        for k in range(TIMING_INPUT_SETS)
-    ]
     calls = {"eager": lambda k: model(*sets[k])}
     cached = job.get("cached_baselines", {}).get(str(index))
     if job.get("compile_baseline") and cached is None:
