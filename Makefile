@@ -11,7 +11,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # Tests run with DEBUG off, as production does; the key only signs test sessions.
 TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
 
-.PHONY: run test test-embedded test-services lint format setup clean
+.PHONY: run test test-embedded test-services lint format setup system-deps clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,13 @@ $(STAMP): pyproject.toml
 	if ! nvidia-smi -L >/dev/null 2>&1; then $(BIN)/pip install -q "torch==2.13.0"; fi
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $(STAMP)
+
+# bubblewrap backs the grader's bwrap sandbox and its isolation tests.
+system-deps:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	  else echo "warning: bubblewrap is missing; the bwrap sandbox tests will be skipped"; fi; }
 
 run: $(STAMP)
 	export ARENA_DEBUG=$${ARENA_DEBUG:-1}; \
@@ -40,11 +47,11 @@ format: $(STAMP)
 
 test: lint test-embedded test-services
 
-test-embedded: $(STAMP)
+test-embedded: $(STAMP) system-deps
 	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
 	env -u DATABASE_URL -u ARENA_BROKER_URL $(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-test-services: $(STAMP)
+test-services: $(STAMP) system-deps
 	@echo "== test pass 2: PostgreSQL + Redis"
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
 	$(TEST_ENV) DATABASE_URL="$(TEST_DATABASE_URL)" ARENA_BROKER_URL="$(TEST_BROKER_URL)" \

@@ -161,7 +161,7 @@ else:
 # The grader. Timeouts are seconds of wall clock per evaluation.
 ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
-ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "process")
+ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
 
 LOGGING = {
     "version": 1,

@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--solution", required=True, help="the solution file (ModelNew)")
     run.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
-    run.add_argument("--sandbox", default="process", choices=sorted(SANDBOXES))
+    run.add_argument("--sandbox", default="auto", choices=["auto", *sorted(SANDBOXES)])
     run.add_argument("--json", action="store_true", help="print exactly one JSON object")
     peaks = commands.add_parser("measure-peaks", help="measure copy and matmul rates vs the table")
     peaks.add_argument("--device", default="cuda", choices=("cuda", "cpu"))

@@ -45,13 +45,15 @@ from evaluator.engine.verdicts import collect_flags, shape_failures
 ENGINE_ROOT = Path(__file__).resolve().parents[2]
 LOG_TAIL_BYTES = 64 * 1024
 BASE_SEED = 0
+SHM_DIR = "/dev/shm"  # noqa: S108 - created private per evaluation by TemporaryDirectory
+SHM_MIN_FREE_BYTES = 32 * 1024**3
 
 
 @dataclass
 class EvaluateOptions:
     timeout_s: float = 300.0
     memory_bytes: int | None = 16 * 1024**3
-    sandbox: str = "process"
+    sandbox: str = "auto"
     unseen_count: int = 5
     # The grading service's secret; without one, unseen shapes are drawn from fresh randomness.
     hidden_seed: str | None = None
@@ -90,10 +92,27 @@ def evaluate(
         device=device,
         environment=host_environment(device),
     )
-    with tempfile.TemporaryDirectory(prefix="arena-eval-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="arena-eval-", dir=scratch_root()) as tmp:
         _Evaluation(spec, solution_path, device, options, Path(tmp), result).run()
     result.wall_s = round(time.monotonic() - started, 3)
     return result
+
+
+def scratch_root() -> str | None:
+    """Where outputs travel from the candidate to the judge: memory-backed when it is roomy.
+
+    A GPU task's outputs run to gigabytes per evaluation; /dev/shm spares the disk, but
+    containers often give it only 64 MB, so it is used only with room to spare.
+    """
+    configured = os.environ.get("ARENA_SCRATCH_DIR")
+    if configured:
+        return configured
+    try:
+        usage = shutil.disk_usage(SHM_DIR)
+    except OSError:
+        return None
+    writable = os.access(SHM_DIR, os.W_OK)
+    return SHM_DIR if writable and usage.free > SHM_MIN_FREE_BYTES else None
 
 
 def plan_shapes(
@@ -244,12 +263,14 @@ class _Evaluation:
         # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
         memory = self.options.memory_bytes if self.device == "cpu" else None
         sandbox = sandbox_for(self.options.sandbox if sandboxed else "process")
+        if sandboxed:
+            self.result.environment["sandbox"] = sandbox.name
         return sandbox.run(
             [sys.executable, "-m", "evaluator.engine.child", str(job_path)],
             workdir=workdir,
             env=scrubbed_env(extra, home=workdir),
             limits=Limits(timeout_s=self.options.timeout_s, memory_bytes=memory),
-            readable=[ENGINE_ROOT],
+            readable=[ENGINE_ROOT / "evaluator"],
         )
 
     def _stopped_early(self, outcome: Outcome) -> bool:

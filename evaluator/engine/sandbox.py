@@ -214,9 +214,13 @@ class ProcessSandbox:
 
 
 class BwrapSandbox(ProcessSandbox):
-    """bubblewrap namespaces: no network, read-only system, private /tmp and PID namespace."""
+    """bubblewrap namespaces: no network, PID and IPC namespaces, a private /tmp, and a file
+    system made only of the system, Python and the folders named readable, all read-only but
+    the working folder. Home folders, the database, the repository and other jobs are absent."""
 
     name = "bwrap"
+    SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys", "/run/nvidia-persistenced")
+    MERGED_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
 
     def command(self, argv: Sequence[str], workdir: Path, readable: Sequence[Path]) -> list[str]:
         bwrap = shutil.which("bwrap")
@@ -224,31 +228,52 @@ class BwrapSandbox(ProcessSandbox):
             raise SandboxError(
                 "the bwrap sandbox needs bubblewrap installed (apt-get install bubblewrap)"
             )
+        private_tmp = "/tmp"  # noqa: S108 - a fresh tmpfs inside the sandbox
         command = [
             bwrap,
             "--die-with-parent",
             "--new-session",
             "--unshare-all",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
             "--proc",
             "/proc",
+            "--dev",
+            "/dev",
             "--tmpfs",
-            "/tmp",  # noqa: S108 - a fresh tmpfs inside the sandbox
-            "--tmpfs",
-            "/root",
-            "--tmpfs",
-            "/home",
+            private_tmp,
         ]
-        for path in readable:
-            command += ["--ro-bind", str(path), str(path)]
-        command += ["--bind", str(workdir), str(workdir)]
+        command += _system_binds(self.SYSTEM_DIRS, self.MERGED_DIRS)
+        for path in sorted({*_python_dirs(), *(Path(p) for p in readable)}):
+            if path.exists():
+                command += ["--ro-bind", str(path), str(path)]
         for device in sorted(Path("/dev").glob("nvidia*")):
             command += ["--dev-bind", str(device), str(device)]
+        # The root itself (and folders bwrap made for the binds) read-only; only the working
+        # folder and the private /tmp, separate mounts, stay writable.
+        command += ["--remount-ro", "/", "--bind", str(workdir), str(workdir)]
         return [*command, "--chdir", str(workdir), "--", *argv]
+
+
+def _system_binds(system_dirs: Sequence[str], merged_dirs: Sequence[str]) -> list[str]:
+    binds: list[str] = []
+    for name in (*system_dirs, *merged_dirs):
+        path = Path(name)
+        if path.is_symlink():
+            # Merged-/usr systems: /bin -> usr/bin and the like stay links inside.
+            binds += ["--symlink", os.readlink(path), name]
+        elif path.exists():
+            binds += ["--ro-bind", name, name]
+    return binds
+
+
+def _python_dirs() -> set[Path]:
+    """The interpreter, its standard library and site-packages, wherever they live."""
+    dirs = {
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+        Path(sys.executable).resolve().parent,
+    }
+    dirs.update(Path(p).resolve() for p in sys.path if p and "site-packages" in p)
+    return {d for d in dirs if not str(d).startswith(("/usr", "/etc"))}
 
 
 def _limit_resources(limits: Limits) -> Any:
@@ -263,10 +288,28 @@ def _limit_resources(limits: Limits) -> Any:
 SANDBOXES: dict[str, type[ProcessSandbox]] = {"process": ProcessSandbox, "bwrap": BwrapSandbox}
 
 
+def bwrap_usable() -> bool:
+    """bubblewrap installed and allowed to create its namespaces on this host."""
+    if shutil.which("bwrap") is None:
+        return False
+    try:
+        probe = subprocess.run(
+            ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"],
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0
+
+
 def sandbox_for(name: str) -> ProcessSandbox:
+    """A backend by name; "auto" takes bwrap where it works, else a plain process."""
+    if name == "auto":
+        name = "bwrap" if bwrap_usable() else "process"
     try:
         return SANDBOXES[name]()
     except KeyError:
-        raise SandboxError(
-            f"unknown sandbox {name!r}; choose one of {', '.join(SANDBOXES)}"
-        ) from None
+        choices = ", ".join(["auto", *SANDBOXES])
+        raise SandboxError(f"unknown sandbox {name!r}; choose one of {choices}") from None
