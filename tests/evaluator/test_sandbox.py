@@ -1,7 +1,6 @@
 """Isolation claims of the sandbox backends, each tried by a real child process."""
 
 import json
-import shutil
 import socket
 import subprocess
 import sys
@@ -15,15 +14,6 @@ import pytest
 from evaluator.engine.sandbox import Limits, bwrap_usable, sandbox_for, scrubbed_env
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def bwrap_usable() -> bool:
-    if shutil.which("bwrap") is None:
-        return False
-    probe = subprocess.run(
-        ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, check=False
-    )
-    return probe.returncode == 0
 
 
 BACKENDS = [
