@@ -94,6 +94,13 @@ def _own_children() -> set[int]:
     return children
 
 
+def _command_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def _kill_tree(session_pid: int, known_children: set[int]) -> int:
     """Kill the child's session and every process re-parented to us since it started."""
     killed = 0
@@ -105,8 +112,11 @@ def _kill_tree(session_pid: int, known_children: set[int]) -> int:
             break
         for pid in strays:
             try:
+                # bwrap's own namespace init may outlive its parent by a moment; it is the
+                # sandbox's, not the solution's, and dies with its namespace anyway.
+                ours = _command_name(pid) == "bwrap"
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
+                killed += 0 if ours else 1
             except ProcessLookupError:
                 pass
             with contextlib.suppress(ChildProcessError):

@@ -212,8 +212,8 @@ def test_each_kind_lands_where_its_name_says(silu):
         gpu = {u.kind: u.shape["N"] for u in draw_unseen_shapes(silu, seed=seed, device="cuda")}
         assert cpu["edge"] <= 3 and gpu["edge"] <= 3
         assert 280_000 <= cpu["scale_up"] <= 300_000
-        assert 125_000_000 <= gpu["scale_up"] <= 134_217_728
-        assert cpu["scale_down"] < 4096 and gpu["scale_down"] < 16_777_216
+        assert 250_000_000 <= gpu["scale_up"] <= 268_435_456
+        assert cpu["scale_down"] < 4096 and gpu["scale_down"] < 67_108_864
 
 
 def test_asymmetric_draws_put_dimensions_far_apart(rows):

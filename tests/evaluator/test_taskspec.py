@@ -99,7 +99,7 @@ def test_a_task_without_generalization_rules_is_valid(tmp_path):
 
 def test_the_catalogue_silu_task_has_rules_for_n():
     silu = load_task(Path(__file__).resolve().parents[2] / "tasks" / "catalog" / "core" / "silu")
-    assert silu.generalization["dims"]["N"]["max"] == 134217728
+    assert silu.generalization["dims"]["N"]["max"] == 268435456
     assert silu.generalization["dims"]["N"]["cpu_max"] == 300000
 
 
