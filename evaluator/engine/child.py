@@ -380,9 +380,32 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
             calls["compile"] = lambda k: compiled(*sets[k])
         except Exception as exc:
             channel.send("baseline_error", shape=index, baseline="compile", message=str(exc)[:500])
+    sota = _sota_module(job)
+    if sota is not None:
+        calls["sota"] = lambda k: sota.sota_forward(model, *sets[k])
     with torch.no_grad():
         timings = time_interleaved(calls, input_sets=TIMING_INPUT_SETS, device="cuda")
     channel.send("baselines", shape=index, **{f"{k}_ms": v for k, v in timings.ms.items()})
+
+
+def _sota_module(job: dict[str, Any]) -> Any:
+    """The task's sota.py, when it ships one and its library path is available here."""
+    from evaluator.engine import channel
+    from evaluator.engine.modules import load_module
+
+    path = job.get("sota_path")
+    if not path:
+        return None
+    try:
+        module = load_module(Path(path), "sota")
+        available = bool(module.is_available())
+    except Exception as exc:
+        channel.send("baseline_error", baseline="sota", message=_describe(exc)[-500:])
+        return None
+    if not available:
+        channel.send("baseline_error", baseline="sota", message="is_available() is false here")
+        return None
+    return module
 
 
 def _device_environment(device: str) -> dict[str, Any]:

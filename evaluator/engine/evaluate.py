@@ -169,6 +169,10 @@ class _Evaluation:
         self.solution = Path(shutil.copy(solution, self.candidate_dir / "solution.py"))
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
         self.cached_baselines: dict[str, Any] = {}
+        sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
+        self.sota = (
+            Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
+        )
         self.judge_reference = Path(
             shutil.copy(spec.reference_path, self.judge_dir / "reference.py")
         )
@@ -249,6 +253,7 @@ class _Evaluation:
             "io_dir": str(self.io_dir),
             "compile_baseline": self.options.compile_baseline,
             "cached_baselines": self.cached_baselines,
+            "sota_path": str(self.sota) if self.sota else None,
         }
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps(job))

@@ -62,7 +62,7 @@ def score_performance(
     ends, begins = _by_shape(candidate, "timing_end"), _by_shape(candidate, "timing_begin")
     baselines = _by_shape(judge, "baselines")
     peaks = peaks_for(str(result.environment.get("gpu", "")))
-    vs_eager, vs_compile, fractions = [], [], []
+    vs_eager, vs_compile, vs_sota, fractions = [], [], [], []
     for index, row in enumerate(result.per_shape):
         end = ends.get(index)
         if not shapes[index]["seen"] or end is None or not end["candidate_ms"]:
@@ -79,6 +79,9 @@ def score_performance(
             row.compile_ms = compile_judge * row.eager_ms / judge_eager
             vs_compile.append(row.compile_ms / row.candidate_ms.median)
         vs_eager.append(row.eager_ms / row.candidate_ms.median)
+        if baseline.get("sota_ms") and judge_eager:
+            row.sota_ms = percentile(baseline["sota_ms"], 0.5) * row.eager_ms / judge_eager
+            vs_sota.append(row.sota_ms / row.candidate_ms.median)
         _throughput(row, spec, peaks, result)
         if row.roofline_fraction is not None:
             fractions.append(row.roofline_fraction)
@@ -87,7 +90,7 @@ def score_performance(
         {
             "speedup_vs_eager": geomean(vs_eager),
             "speedup_vs_compile": geomean(vs_compile),
-            "speedup_vs_sota": None,
+            "speedup_vs_sota": geomean(vs_sota),
             "roofline_fraction": geomean(fractions),
         }
     )

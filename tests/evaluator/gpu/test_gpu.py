@@ -37,6 +37,8 @@ def test_triton_solution_is_timed_scored_and_ranked():
         assert row.roofline_fraction is not None and 0.05 < row.roofline_fraction <= 1.05
     assert result.summary["speedup_vs_eager"] > 0.5
     assert result.summary["speedup_vs_compile"] is not None
+    assert result.summary["speedup_vs_sota"] is not None
+    assert all(row.sota_ms and row.compile_ms for row in seen)
     assert result.reward == pytest.approx(result.summary["speedup_vs_eager"] - 1.0)
     assert result.environment["gpu"]
 
