@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from evaluator.engine.processes import own_children
+
 # Library kernels: a solution that launches only these has no kernel of its own.
 LIBRARY_KERNEL_MARKERS = (
     "at::",
@@ -219,17 +221,7 @@ def live_threads() -> set[int]:
 
 
 def child_processes() -> set[int]:
-    me = str(os.getpid())
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == me and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
+    return own_children(include_zombies=False)
 
 
 def exception_fallbacks(source: str) -> list[int]:

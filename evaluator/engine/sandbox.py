@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.engine.processes import command_name, own_children
+
 _PR_SET_CHILD_SUBREAPER = 36
 _CHANNEL_CAP_BYTES = 8 * 1024 * 1024
 # Variables a grader child may see. Everything else (secrets, ARENA_HIDDEN_SEED, database and
@@ -77,44 +79,20 @@ def _become_subreaper() -> None:
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _own_children() -> set[int]:
-    me = str(os.getpid())
-    children: set[int] = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the command name (which may contain spaces) start after the last ')'.
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[1] == me:
-            children.add(int(entry.name))
-    return children
-
-
-def _command_name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
 def _kill_tree(session_pid: int, known_children: set[int]) -> int:
     """Kill the child's session and every process re-parented to us since it started."""
     killed = 0
     for _ in range(50):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(session_pid, signal.SIGKILL)
-        strays = _own_children() - known_children
+        strays = own_children() - known_children
         if not strays:
             break
         for pid in strays:
             try:
                 # bwrap's own namespace init may outlive its parent by a moment; it is the
                 # sandbox's, not the solution's, and dies with its namespace anyway.
-                ours = _command_name(pid) == "bwrap"
+                ours = command_name(pid) == "bwrap"
                 os.kill(pid, signal.SIGKILL)
                 killed += 0 if ours else 1
             except ProcessLookupError:
@@ -180,7 +158,7 @@ class ProcessSandbox:
         log_path = workdir / "child.log"
         read_fd, write_fd = os.pipe()
         child_env = dict(env, ARENA_CHANNEL_FD=str(write_fd))
-        known = _own_children()
+        known = own_children()
         started = time.monotonic()
         with log_path.open("ab") as log:
             try:
