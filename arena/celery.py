@@ -21,6 +21,7 @@ app.conf.update(
     task_default_queue="default",
     task_routes={
         "evaluator.*": {"queue": "gpu"},
+        "arena.submission_evaluate": {"queue": "gpu"},
         "arena.agents.*": {"queue": "agents"},
     },
     # A GPU worker holds one GPU and one evaluation at a time: take one message, ack it only

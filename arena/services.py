@@ -1,11 +1,10 @@
-from celery import chain
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from arena.models import Agent, Run, Submission
 from evaluator.models import Evaluation
-from evaluator.services import evaluation_create
+from evaluator.services import evaluation_create, evaluation_run
 from tasks.models import Task
 
 
@@ -34,13 +33,26 @@ def submission_create(
 
 
 def submission_enqueue(*, submission: Submission) -> None:
-    from arena.jobs import run_finish_task
-    from evaluator.jobs import evaluation_run_task
+    from arena.jobs import submission_evaluate_task
 
-    chain(
-        evaluation_run_task.si(submission.evaluation_id),
-        run_finish_task.si(submission.run_id),
-    ).delay()
+    submission_evaluate_task.delay(submission.pk)
+
+
+def submission_evaluate(*, submission_id: int) -> Evaluation | None:
+    """Grade a submission (claiming its evaluation) and close its run; idempotent.
+
+    None when another worker holds the evaluation under a live lease.
+    """
+    submission = Submission.objects.filter(pk=submission_id).first()
+    if submission is None:
+        return None
+    evaluation = evaluation_run(evaluation_id=submission.evaluation_id)
+    if evaluation is None:
+        evaluation = Evaluation.objects.get(pk=submission.evaluation_id)
+        if not evaluation.is_finished:
+            return None
+    run_finish(run_id=submission.run_id)
+    return evaluation
 
 
 def run_finish(*, run_id: int) -> bool:

@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from arena.models import Run, Submission
+from arena.services import submission_evaluate
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_run
 from tests.waiting import wait_for
@@ -70,6 +71,7 @@ def test_a_redelivered_job_for_a_finished_evaluation_changes_nothing(
     finished_run(submission)
     before = Evaluation.objects.get(pk=submission.evaluation_id)
     assert evaluation_run(evaluation_id=before.pk) is None
+    assert submission_evaluate(submission_id=submission.pk).attempts == before.attempts
     after = Evaluation.objects.get(pk=before.pk)
     assert (after.attempts, after.finished_at, after.status) == (
         before.attempts,

@@ -87,3 +87,12 @@ def test_suite_runs_against_the_configured_database_and_broker():
     assert connection.vendor == ("postgresql" if expect_postgres else "sqlite")
     expect_redis = bool(os.environ.get("ARENA_BROKER_URL"))
     assert settings.CELERY_BROKER_URL.startswith("redis://" if expect_redis else "filesystem://")
+
+
+def test_submissions_are_graded_on_the_gpu_queue():
+    from arena.celery import app
+
+    router = app.amqp.router
+    route = router.route({}, "arena.submission_evaluate", args=(1,), kwargs={})
+    assert route["queue"].name == "gpu"
+    assert router.route({}, "arena.run_finish", args=(1,), kwargs={})["queue"].name == "default"
