@@ -15,6 +15,7 @@ api_v1 = [
 
 urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
+    path("tasks/", include("tasks.urls")),
     path("", include("leaderboard.urls")),
 ]
 if settings.DEBUG:

@@ -2,12 +2,12 @@ from django.http import Http404
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
-from leaderboard.code_highlight import python_to_html
 from leaderboard.selectors import (
     run_get_with_submissions,
     submission_list_graded,
     submission_list_pending,
 )
+from transcripts.render.highlight import python_to_html
 
 
 def index(request):

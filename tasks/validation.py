@@ -164,6 +164,8 @@ def _check_starter(spec: TaskSpec, report: Report) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--gpu-baselines":
+        return _write_gpu_baselines(Path(argv[1]), [Path(a) for a in argv[2:]])
     failed = 0
     for folder in argv:
         report = validate_task(Path(folder))
@@ -178,3 +180,112 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+EAGER_WINDOW_MS = (0.1, 20.0)
+
+
+def gpu_baselines(folders: list[Path], *, with_compile: bool = False) -> dict[str, Any]:
+    """On a GPU: eager, SOTA (and torch.compile) times per visible shape, the eager time window,
+    and SOTA's correctness against the reference. Written to tasks/baselines/<gpu>.json."""
+    from evaluator.engine.timing import percentile, time_interleaved
+
+    result: dict[str, Any] = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "tasks": {},
+    }
+    for folder in folders:
+        spec = load_task(folder)
+        reference = load_module(spec.reference_path, f"gpu_{spec.slug.replace('-', '_')}")
+        sota = _load_sota(folder)
+        rows = []
+        for shape in spec.visible_shapes:
+            try:
+                rows.append(
+                    _shape_baselines(
+                        spec,
+                        reference,
+                        sota,
+                        dict(shape),
+                        with_compile,
+                        time_interleaved,
+                        percentile,
+                    )
+                )
+            except Exception as exc:
+                rows.append({"shape": dict(shape), "error": repr(exc)[:500]})
+            torch.cuda.empty_cache()
+        result["tasks"][spec.slug] = {"version": spec.version_hash, "shapes": rows}
+    return result
+
+
+def _load_sota(folder: Path) -> Any:
+    path = folder / "sota.py"
+    if not path.is_file():
+        return None
+    module = load_module(path, f"sota_{folder.name.replace('-', '_')}")
+    return module if module.is_available() else None
+
+
+def _shape_baselines(
+    spec: TaskSpec,
+    reference: Any,
+    sota: Any,
+    shape: dict[str, int],
+    with_compile: bool,
+    time_interleaved: Any,
+    percentile: Any,
+) -> dict[str, Any]:
+    apply_shape(reference, shape)
+    torch.manual_seed(42)
+    model = reference.Model(*reference.get_init_inputs()).cuda().eval()
+    sets = [case_inputs(reference, shape, Case(1000 + k, "problem"), "cuda") for k in range(3)]
+    calls: dict[str, Any] = {"eager": lambda k: model(*sets[k])}
+    row: dict[str, Any] = {"shape": shape}
+    if sota is not None:
+        calls["sota"] = lambda k: sota.sota_forward(model, *sets[k])
+        with torch.no_grad():
+            expected, got = model(*sets[0]), sota.sota_forward(model, *sets[0])
+        atol, rtol = tolerance_for(spec.dtype, spec.tolerance)
+        as_list = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]  # noqa: E731
+        verdict = compare_outputs(as_list(expected), as_list(got), atol=atol, rtol=rtol)
+        row["sota_correct"], row["sota_reason"] = verdict.correct, verdict.reason
+    if with_compile:
+        compiled = torch.compile(model)
+        calls["compile"] = lambda k: compiled(*sets[k])
+    with torch.no_grad():
+        timings = time_interleaved(calls, input_sets=3, device="cuda")
+    for name, times in timings.ms.items():
+        row[f"{name}_ms"] = percentile(times, 0.5)
+    low, high = EAGER_WINDOW_MS
+    row["eager_in_window"] = low <= row["eager_ms"] <= high
+    return row
+
+
+def _write_gpu_baselines(out: Path, folders: list[Path]) -> int:
+    import json
+
+    from evaluator.engine.taskspec import catalog_root, iter_task_folders
+
+    report = gpu_baselines(folders or iter_task_folders(catalog_root()))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, sort_keys=True))
+    bad = 0
+    for slug, task in sorted(report["tasks"].items()):
+        for row in task["shapes"]:
+            problem = row.get("error") or (
+                "eager outside 0.1-20 ms"
+                if not row.get("eager_in_window")
+                else "SOTA incorrect"
+                if row.get("sota_correct") is False
+                else ""
+            )
+            bad += bool(problem)
+            eager = f"{row['eager_ms']:.3f}" if "eager_ms" in row else "-"
+            sota = f"{row['sota_ms']:.3f}" if "sota_ms" in row else "-"
+            print(
+                f"{'ok  ' if not problem else 'FAIL'} {slug:<36} {row['shape']} eager {eager} "
+                f"sota {sota} {problem}"
+            )
+    return 1 if bad else 0

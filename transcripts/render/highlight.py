@@ -1,4 +1,4 @@
-"""Syntax highlighting of solution source for run pages (Pygments, escaped by the lexer)."""
+"""Server-side syntax highlighting of source code (Pygments escapes what it emits)."""
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
