@@ -1,0 +1,11 @@
+"""The best library path for an fp32 matmul without TF32: cuBLAS SGEMM through torch.matmul."""
+
+import torch
+
+
+def is_available() -> bool:
+    return torch.cuda.is_available()
+
+
+def sota_forward(model: torch.nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.matmul(a, b)

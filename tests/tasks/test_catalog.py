@@ -1,0 +1,58 @@
+"""The catalogue itself: counts, completeness, and every task passing validation on CPU."""
+
+import re
+from collections import Counter
+
+import pytest
+
+from evaluator.engine.taskspec import catalog_root, iter_task_folders, load_task_folder
+from tasks.validation import validate_task
+
+FOLDERS = iter_task_folders(catalog_root())
+SPECS = {folder.name: load_task_folder(folder) for folder in FOLDERS}
+MINIMUM_PER_CATEGORY = {
+    "torch2cuda": 15,
+    "torch2triton": 10,
+    "triton2triton": 10,
+    "cuda2cuda": 8,
+    "hard": 8,
+}
+
+
+def test_catalogue_has_sixty_tasks_and_every_category_its_minimum():
+    counts = Counter(spec.category for spec in SPECS.values())
+    assert sum(counts.values()) >= 60, counts
+    for category, minimum in MINIMUM_PER_CATEGORY.items():
+        assert counts[category] >= minimum, (category, counts[category])
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_task_is_complete(name):
+    spec = SPECS[name]
+    folder = spec.folder
+    prompt = (folder / "PROMPT.md").read_text()
+    assert len(spec.visible_shapes) >= 3
+    assert spec.generalization, "every catalogue task is graded on unseen shapes"
+    assert spec.forbidden_ops
+    assert spec.slug in prompt
+    # Helper variants (in-place forms, backward ops) may be summed up as "and their helpers".
+    mentioned = [op for op in spec.forbidden_ops if op.removeprefix("aten::") in prompt]
+    assert len(mentioned) * 2 >= len(spec.forbidden_ops), spec.forbidden_ops
+    for shape in spec.visible_shapes:
+        assert all(str(value) in prompt for value in shape.values()), shape
+    visible_values = {value for shape in spec.visible_shapes for value in shape.values()}
+    for dim, rule in spec.generalization["dims"].items():
+        if rule["max"] not in visible_values and rule["max"] > 64:
+            assert not re.search(rf"\b{rule['max']}\b", prompt), f"PROMPT.md reveals {dim}'s rule"
+    for word in ("cpu_max", "generalization", "ARENA_HIDDEN_SEED"):
+        assert word not in prompt
+    if spec.category == "hard":
+        assert (folder / "sota.py").is_file()
+    if spec.category in ("triton2triton", "cuda2cuda"):
+        assert (folder / "starter" / "solution.py").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_task_validates_on_cpu(name):
+    report = validate_task(SPECS[name].folder)
+    assert report.ok, report.problems
