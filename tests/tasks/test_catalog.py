@@ -56,3 +56,25 @@ def test_task_is_complete(name):
 def test_task_validates_on_cpu(name):
     report = validate_task(SPECS[name].folder)
     assert report.ok, report.problems
+
+
+BASELINES = sorted((catalog_root().parent / "baselines").glob("*.json"))
+
+
+@pytest.mark.skipif(not BASELINES, reason="no GPU baselines committed")
+@pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
+def test_gpu_baselines_cover_every_task_in_its_time_window(path):
+    """Measured by `python3 bench/catalog_gpu.py baselines tasks/baselines/<gpu>.json` on a
+    lent GPU: re-measure after changing a task."""
+    import json
+
+    measured = json.loads(path.read_text())["tasks"]
+    stale = [
+        n for n, s in SPECS.items() if measured.get(s.slug, {}).get("version") != s.version_hash
+    ]
+    assert not stale, f"re-measure baselines for {stale}"
+    for slug, entry in measured.items():
+        for row in entry["shapes"]:
+            assert "error" not in row, (slug, row)
+            assert row["eager_in_window"], (slug, row["shape"], row["eager_ms"])
+            assert row.get("sota_correct", True), (slug, row["shape"], row.get("sota_reason"))
