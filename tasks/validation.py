@@ -152,7 +152,8 @@ def _check_starter(spec: TaskSpec, report: Report) -> None:
     starter = spec.folder / "starter" / "solution.py"
     if not starter.exists():
         return
-    if "triton" not in starter.read_text():
+    source = starter.read_text()
+    if "load_inline" in source or "cpp_extension" in source or "triton" not in source:
         report.notes.append("CUDA starter: graded on a GPU only")
         return
     result = evaluate(spec, starter, "cpu", EvaluateOptions(timeout_s=600, unseen_count=2))
