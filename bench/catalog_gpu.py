@@ -1,6 +1,6 @@
 """Catalogue checks that need a GPU, in one call on a lent GPU host (no Django there):
 
-    python3 bench/catalog_gpu.py baselines OUT.json   # eager + SOTA per visible shape
+    python3 bench/catalog_gpu.py baselines OUT.json [--compile]  # eager + SOTA (+ compile)
     python3 bench/catalog_gpu.py starters OUT.json    # grade every CUDA/Triton starter
 
 `baselines` writes what tasks/baselines/<gpu>.json holds (see tasks/validation.py) and fails
@@ -57,4 +57,5 @@ if __name__ == "__main__":
     command, out = sys.argv[1], Path(sys.argv[2])
     if command == "starters":
         sys.exit(grade_starters(out))
-    sys.exit(validation_main(["--gpu-baselines", str(out)]))
+    flags = ["--with-compile"] if "--compile" in sys.argv[3:] else []
+    sys.exit(validation_main(["--gpu-baselines", str(out), *flags]))

@@ -14,5 +14,8 @@ tests=${PIPESTATUS[0]}
 gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().replace(' ', '-'))")
 python3 bench/evaluator.py --out "$out/evaluator-$gpu.json"
 bench=$?
+# The catalogue's eager/SOTA baselines (CATALOG_COMPILE=1 adds torch.compile; slow).
+python3 bench/catalog_gpu.py baselines "$out/catalog-$gpu.json" ${CATALOG_COMPILE:+--compile} \
+    | grep -v '^ok' || true
 echo "gpu tests exit $tests, bench exit $bench"
 exit $(( tests || bench ))

@@ -166,7 +166,9 @@ def _check_starter(spec: TaskSpec, report: Report) -> None:
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "--gpu-baselines":
-        return _write_gpu_baselines(Path(argv[1]), [Path(a) for a in argv[2:]])
+        with_compile = "--with-compile" in argv
+        folders = [Path(a) for a in argv[2:] if a != "--with-compile"]
+        return _write_gpu_baselines(Path(argv[1]), folders, with_compile=with_compile)
     failed = 0
     for folder in argv:
         report = validate_task(Path(folder))
@@ -264,12 +266,12 @@ def _shape_baselines(
     return row
 
 
-def _write_gpu_baselines(out: Path, folders: list[Path]) -> int:
+def _write_gpu_baselines(out: Path, folders: list[Path], *, with_compile: bool) -> int:
     import json
 
     from evaluator.engine.taskspec import catalog_root, iter_task_folders
 
-    report = gpu_baselines(folders or iter_task_folders(catalog_root()))
+    report = gpu_baselines(folders or iter_task_folders(catalog_root()), with_compile=with_compile)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, sort_keys=True))
     bad = 0

@@ -55,3 +55,24 @@ def test_removed_task_is_deactivated_not_deleted(db, catalog_copy):
     report = task_sync(catalog=catalog_copy)
     assert report.deactivated == ["silu"]
     assert Task.objects.get(slug="silu").is_active is False
+
+
+def test_validate_tasks_command_checks_tasks_on_cpu(capsys):
+    call_command("validate_tasks", "silu", "t2c-gelu-tanh", "tt-vector-add")
+    out = capsys.readouterr().out
+    assert "ok   silu" in out and "ok   tt-vector-add" in out
+    assert "3 tasks valid" in out
+
+
+def test_validate_tasks_command_fails_on_a_broken_task(tmp_path, monkeypatch):
+    folder = tmp_path / "catalog" / "core" / "wrong-bytes"
+    shutil.copytree(catalog_root() / "core" / "silu", folder)
+    toml = folder / "task.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('bytes = "8 * N"', 'bytes = "64 * N"')
+        .replace('slug = "silu"', 'slug = "wrong-bytes"')
+    )
+    monkeypatch.setenv("ARENA_CATALOG_DIR", str(tmp_path / "catalog"))
+    with pytest.raises(CommandError, match="1 of 1 tasks failed: wrong-bytes"):
+        call_command("validate_tasks", "--no-starters")
