@@ -60,7 +60,7 @@ def test_run_page_shows_gates_shapes_and_escaped_solution(client, graded_run):
     assert response.status_code == 200
     html = response.content.decode()
     assert "incorrect on shape N=4096" in html
-    assert "N=4096" in html and "0.278" in html
+    assert "N=4096" in html and "2.78e-01" in html
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     assert 'onerror="alert(1)"' not in html
