@@ -17,6 +17,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from evaluator.engine.modules import load_module
 from evaluator.engine.taskspec import load_kernelbench_file
+from tasks.validation import tensor_bytes
 
 SUITE = "kernelbench"
 LEVELS = ("level1", "level2", "level3", "level4")
@@ -88,7 +89,7 @@ def _count_work(path: Path) -> dict[str, Any]:
             output = model(*inputs)
     outputs = list(output) if isinstance(output, (list, tuple)) else [output]
     tensors = [*inputs, *model.parameters(), *model.buffers(), *outputs]
-    bytes_moved = sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+    bytes_moved = tensor_bytes(tensors)
     floats = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()]
     dtype = str(floats[0].dtype).removeprefix("torch.") if floats else "float32"
     flops = counter.get_total_flops() or sum(t.numel() for t in outputs)

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from evaluator.engine.cases import Case, case_inputs
+from evaluator.engine.cases import TIMING_INPUT_SETS, Case, case_inputs, timing_input_sets
 from evaluator.engine.compare import compare_outputs, tolerance_for
 from evaluator.engine.formulas import formula_evaluate
 from evaluator.engine.generalization import draw_unseen_shapes
@@ -90,7 +90,8 @@ def _check_shape(spec: TaskSpec, reference: Any, shape: dict[str, int], report: 
     _check_mutant(spec, shape, outputs, report)
 
 
-def _tensor_bytes(values: Any) -> int:
+def tensor_bytes(values: Any) -> int:
+    """Bytes of every tensor among values, each counted once."""
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
@@ -104,7 +105,7 @@ def _check_formulas(
     report: Report,
 ) -> None:
     weights = [*model.parameters(), *model.buffers()]
-    counted_bytes = _tensor_bytes(inputs) + _tensor_bytes(weights) + _tensor_bytes(outputs)
+    counted_bytes = tensor_bytes(inputs) + tensor_bytes(weights) + tensor_bytes(outputs)
     stated_bytes = formula_evaluate(spec.bytes_moved, shape)
     if _partial_reads(spec):
         # A gather reads only the rows it needs: fewer bytes than every tensor, never more.
@@ -243,7 +244,7 @@ def _shape_baselines(
     apply_shape(reference, shape)
     torch.manual_seed(42)
     model = reference.Model(*reference.get_init_inputs()).cuda().eval()
-    sets = [case_inputs(reference, shape, Case(1000 + k, "problem"), "cuda") for k in range(3)]
+    sets = timing_input_sets(reference, shape, "cuda")
     calls: dict[str, Any] = {"eager": lambda k: model(*sets[k])}
     row: dict[str, Any] = {"shape": shape}
     if sota is not None:
@@ -258,7 +259,7 @@ def _shape_baselines(
         compiled = torch.compile(model)
         calls["compile"] = lambda k: compiled(*sets[k])
     with torch.no_grad():
-        timings = time_interleaved(calls, input_sets=3, device="cuda")
+        timings = time_interleaved(calls, input_sets=TIMING_INPUT_SETS, device="cuda")
     for name, times in timings.ms.items():
         row[f"{name}_ms"] = percentile(times, 0.5)
     low, high = EAGER_WINDOW_MS

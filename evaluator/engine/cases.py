@@ -20,6 +20,10 @@ UNSEEN_DISTRIBUTIONS = ("problem", "normal")
 OUTLIER_FRACTION = 0.001
 OUTLIER_SCALE = 1000.0
 SCALED_FACTOR = 100.0
+# Timing rotates among this many input sets, drawn from seeds no correctness case uses; the
+# candidate's process and the judge's draw the same ones, so their eager times compare.
+TIMING_INPUT_SETS = 3
+TIMING_SEED = 1000
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,13 @@ def case_inputs(module: ModuleType, shape: dict[str, int], case: Case, device: s
     generator = torch.Generator(device=device).manual_seed(case.seed + 7919)
     transform = _TRANSFORMS[case.distribution]
     return [transform(x, generator) if _is_float_tensor(x) else x for x in inputs]
+
+
+def timing_input_sets(module: ModuleType, shape: dict[str, int], device: str) -> list[list[Any]]:
+    return [
+        case_inputs(module, shape, Case(TIMING_SEED + k, "problem"), device)
+        for k in range(TIMING_INPUT_SETS)
+    ]
 
 
 def _to_device(value: Any, device: str) -> Any:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 INIT_SEED = 42
-TIMING_INPUT_SETS = 3
 EAGER_DISAGREEMENT_RATIO = 2.0
 
 
@@ -147,13 +146,10 @@ class _Candidate:
     def _timing_sets(self, shape: dict[str, int]) -> list[list[Any]]:
         """Drawn before any timing starts: a failed graph capture of the solution can leave the
         CUDA generator unusable for the rest of the process."""
-        from evaluator.engine.cases import Case, case_inputs
+        from evaluator.engine.cases import timing_input_sets
 
         self.audit.active = False
-        sets = [
-            case_inputs(self.reference, shape, Case(1000 + k, "problem"), self.device)
-            for k in range(TIMING_INPUT_SETS)
-        ]
+        sets = timing_input_sets(self.reference, shape, self.device)
         self.audit.active = True
         return sets
 
@@ -209,6 +205,7 @@ class _Candidate:
         import torch
 
         from evaluator.engine import channel
+        from evaluator.engine.cases import TIMING_INPUT_SETS
         from evaluator.engine.timing import side_stream_check, time_interleaved
 
         channel.send("timing_begin", shape=index)
@@ -308,7 +305,7 @@ def _judge(job: dict[str, Any]) -> None:
     import torch
 
     from evaluator.engine import channel
-    from evaluator.engine.cases import case_inputs
+    from evaluator.engine.cases import case_inputs, timing_input_sets
     from evaluator.engine.compare import compare_outputs, precision_report
     from evaluator.engine.modules import apply_shape, load_module
 
@@ -359,18 +356,10 @@ def _judge(job: dict[str, Any]) -> None:
                 message["precision"] = precision_report(model, inputs, expected, actual)
             channel.send("judged", **message)
         if job["timed"] and shape_job["seen"]:
-            baselines.append((index, model, _baseline_sets(reference, shape_job["shape"])))
+            sets = timing_input_sets(reference, shape_job["shape"], "cuda")
+            baselines.append((index, model, sets))
     for index, model, sets in baselines:
         _judge_baselines(job, index, model, sets)
-
-
-def _baseline_sets(reference: Any, shape: dict[str, int]) -> list[list[Any]]:
-    from evaluator.engine.cases import Case, case_inputs
-
-    return [
-        case_inputs(reference, shape, Case(1000 + k, "problem"), "cuda")
-        for k in range(TIMING_INPUT_SETS)
-    ]
 
 
 def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[list[Any]]) -> None:
@@ -378,6 +367,7 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     import torch
 
     from evaluator.engine import channel
+    from evaluator.engine.cases import TIMING_INPUT_SETS
     from evaluator.engine.timing import time_interleaved
 
     calls = {"eager": lambda k: model(*sets[k])}
