@@ -1,0 +1,124 @@
+"""`python -m transcripts`: inspect a log's counts, or render it to one self-contained HTML file.
+
+Needs no Django: it uses only transcripts.formats (and transcripts.render for `render`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from transcripts.formats import Transcript, TranscriptFormatError, parse_path
+from transcripts.formats.schema import EventKind
+
+
+def summary(transcript: Transcript) -> dict[str, Any]:
+    """The counts `inspect --json` prints: everything found, subagents included."""
+    events = transcript.events()
+    usage = transcript.usage(include_subagents=True)
+    return {
+        "format": transcript.format,
+        "threads": len(transcript.threads),
+        "turns": sum(len(thread.turns) for thread in transcript.threads),
+        "tool_calls": sum(1 for e in events if e.kind == EventKind.TOOL_CALL),
+        "file_changes": sum(1 for e in events if e.kind == EventKind.FILE_CHANGE),
+        "subagents": sum(1 for thread in transcript.threads if thread.kind == "subagent"),
+        "malformed_lines": len(transcript.malformed),
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+        },
+        "cost_usd": transcript.cost_usd,
+        "cost_computed": transcript.cost_computed,
+    }
+
+
+def _readable(transcript: Transcript, counts: dict[str, Any]) -> str:
+    usage = counts["usage"]
+    cost = counts["cost_usd"]
+    lines = [
+        f"format      {counts['format']}"
+        + (f" ({transcript.cli_version})" if transcript.cli_version else ""),
+        f"model       {transcript.model or '-'}",
+        f"session     {transcript.session_id or '-'}",
+        f"threads     {counts['threads']} ({counts['subagents']} subagents)",
+        f"turns       {counts['turns']}",
+        f"tool calls  {counts['tool_calls']}",
+        f"file edits  {counts['file_changes']}",
+        f"tokens      in {usage['input_tokens']:,}  out {usage['output_tokens']:,}  "
+        f"cache read {usage['cache_read_tokens']:,}  cache write {usage['cache_write_tokens']:,}",
+        "cost        "
+        + (
+            "-"
+            if cost is None
+            else f"${cost:.4f}"
+            + (" (computed from list prices)" if counts["cost_computed"] else "")
+        ),
+    ]
+    if transcript.duration_s is not None:
+        lines.append(f"duration    {transcript.duration_s:.1f} s")
+    if transcript.is_error:
+        lines.append("outcome     error")
+    for bad in transcript.malformed[:20]:
+        lines.append(f"malformed   {bad.source}:{bad.line}: {bad.reason}")
+    if len(transcript.malformed) > 20:
+        lines.append(f"malformed   ... and {len(transcript.malformed) - 20} more")
+    lines.extend(f"note        {note}" for note in transcript.notes)
+    return "\n".join(lines)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    transcript = parse_path(args.path)
+    counts = summary(transcript)
+    print(json.dumps(counts, indent=2) if args.json else _readable(transcript, counts))
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    # Imported here so that `inspect` works where the renderer's dependencies are missing.
+    from transcripts.render.export import export_to
+
+    transcript = parse_path(args.path)
+    output = Path(args.output)
+    # Streamed into a file beside the target and moved into place: memory stays near the
+    # parsed transcript's size, and a failed render leaves no half-written page behind.
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            export_to(out, transcript, title=args.title)
+        partial.replace(output)
+    finally:
+        partial.unlink(missing_ok=True)
+    print(f"wrote {output} ({output.stat().st_size:,} bytes)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m transcripts", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    inspect = commands.add_parser("inspect", help="counts of threads, turns, tools and tokens")
+    inspect.add_argument("path", help="a log file, or a folder with a session and its subagents")
+    inspect.add_argument("--json", action="store_true", help="print the counts as JSON")
+    inspect.set_defaults(handler=_inspect)
+    render = commands.add_parser("render", help="one self-contained HTML page of the run")
+    render.add_argument("path", help="a log file, or a folder with a session and its subagents")
+    render.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    render.add_argument("--title", default=None, help="the page title")
+    render.set_defaults(handler=_render)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result: int = args.handler(args)
+    except TranscriptFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return result

@@ -1,0 +1,153 @@
+"""The one schema every agent log is parsed into (plain Python, no Django).
+
+Transcript -> Thread (main | subagent) -> Turn -> Event. A turn is one model call and what
+followed from it (the tool results it waited for); usage is attached to the model call that
+spent it, once. Subagent threads hang under the event that spawned them (`Event.child_thread`),
+and their usage is rolled up separately from the main thread's so that nothing counts twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class EventKind(StrEnum):
+    USER_TEXT = "user_text"
+    ASSISTANT_TEXT = "assistant_text"
+    REASONING = "reasoning"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    FILE_CHANGE = "file_change"
+    SUBAGENT_SPAWN = "subagent_spawn"
+    SYSTEM_NOTICE = "system_notice"
+    COMPACTION = "compaction"
+    UNKNOWN = "unknown"
+
+
+@dataclass(slots=True)
+class Usage:
+    """Tokens of one or more model calls. `input_tokens` never includes the cached part."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+
+@dataclass(slots=True)
+class Event:
+    """One thing that happened. `id` is unique within the transcript and is the page anchor."""
+
+    id: str
+    kind: EventKind
+    text: str = ""  # message text, reasoning, tool result output, notice text
+    timestamp: str | None = None  # ISO 8601 as the log wrote it
+    tool_name: str | None = None  # tool_call, tool_result (when known), file_change
+    call_id: str | None = None  # joins a tool_call to its tool_result and file_change
+    arguments: Any = None  # tool_call arguments as parsed JSON (or the raw string)
+    is_error: bool = False  # a failed tool result, a provider error, an error notice
+    path: str | None = None  # file_change: the file's path as the agent named it
+    diff: str | None = None  # file_change: a unified diff (new file = all added lines)
+    child_thread: str | None = None  # subagent_spawn: the id of the Thread it spawned
+    raw_type: str | None = None  # unknown: the record type the parser did not know
+    raw: Any = None  # unknown: the record itself (already size-capped by the parser)
+    line: int | None = None  # 1-based line of the source file the event came from
+
+
+@dataclass(slots=True)
+class Turn:
+    """One model call (or one user message that starts the exchange) and its events."""
+
+    index: int
+    events: list[Event] = field(default_factory=list)
+    model: str | None = None
+    usage: Usage | None = None  # None where the log records no usage for this call
+    timestamp: str | None = None
+
+
+@dataclass(slots=True)
+class Thread:
+    """The main conversation or one subagent's. `parent_event` is the spawning event's id."""
+
+    id: str
+    kind: str = "main"  # "main" | "subagent"
+    title: str = ""  # the subagent's description or prompt head
+    parent_thread: str | None = None
+    parent_event: str | None = None
+    turns: list[Turn] = field(default_factory=list)
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for turn in self.turns:
+            if turn.usage is not None:
+                total.add(turn.usage)
+        return total
+
+
+@dataclass(slots=True)
+class MalformedLine:
+    source: str  # the file it was in (relative name)
+    line: int  # 1-based
+    reason: str
+
+
+@dataclass(slots=True)
+class Transcript:
+    """Everything parsed from one log (a file or a folder with its subagent files)."""
+
+    format: str  # e.g. "claude-code-jsonl", "claude-code-stream-json", "codex-rollout"
+    threads: list[Thread] = field(default_factory=list)  # threads[0] is the main thread
+    model: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    cli_version: str | None = None
+    session_id: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_s: float | None = None
+    cost_usd: float | None = None
+    cost_computed: bool = False  # True when priced from our table, not read from the log
+    is_error: bool = False  # the run ended in an error (e.g. stream-json result is_error)
+    final_text: str | None = None  # the agent's final answer where the log has one
+    malformed: list[MalformedLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # anything the parser wants a reader to know
+
+    @property
+    def main(self) -> Thread:
+        return self.threads[0]
+
+    def thread(self, thread_id: str) -> Thread:
+        for thread in self.threads:
+            if thread.id == thread_id:
+                return thread
+        raise KeyError(thread_id)
+
+    def events(self) -> list[Event]:
+        return [e for t in self.threads for turn in t.turns for e in turn.events]
+
+    def usage(self, *, include_subagents: bool = True) -> Usage:
+        total = Usage()
+        for thread in self.threads:
+            if include_subagents or thread.kind == "main":
+                total.add(thread.usage())
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
