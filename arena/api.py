@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -8,6 +7,7 @@ from rest_framework.views import APIView
 
 from arena.models import Submission
 from arena.services import submission_create
+from evaluator.api import SolutionField
 from tasks.selectors import task_get_active
 
 
@@ -26,12 +26,15 @@ class SubmissionOutputSerializer(serializers.Serializer):
 
 
 class SubmissionCreateApi(APIView):
-    """POST /api/v1/submissions: a solution file for a task, graded by our own workers."""
+    """POST /api/v1/submissions: a solution for a task, graded by our own workers.
+
+    Needs an API token; the upload becomes a run of the named agent on the leaderboard.
+    """
 
     class InputSerializer(serializers.Serializer):
         task = serializers.CharField(max_length=200, help_text="slug of a catalogue task")
         agent = serializers.CharField(max_length=100, help_text="name of the agent")
-        solution = serializers.FileField(help_text="the solution source file (ModelNew)")
+        solution = SolutionField()
 
         def validate_task(self, slug: str):
             task = task_get_active(slug=slug)
@@ -46,23 +49,10 @@ class SubmissionCreateApi(APIView):
                 raise serializers.ValidationError("the agent name needs letters or digits")
             return name.strip()
 
-        def validate_solution(self, upload) -> tuple[str, str]:
-            limit = settings.ARENA_MAX_SOLUTION_BYTES
-            if upload.size > limit:
-                raise serializers.ValidationError(f"larger than the {limit}-byte limit")
-            raw = upload.read()
-            if not raw.strip():
-                raise serializers.ValidationError("the file is empty")
-            try:
-                code = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise serializers.ValidationError("not UTF-8 text") from None
-            if "\x00" in code:
-                raise serializers.ValidationError("contains NUL bytes")
-            name = (upload.name or "solution.py").rsplit("/", 1)[-1][:200]
-            return name, code
-
-    @extend_schema(request=InputSerializer, responses={201: SubmissionOutputSerializer})
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer, "application/json": InputSerializer},
+        responses={201: SubmissionOutputSerializer},
+    )
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

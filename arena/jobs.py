@@ -1,7 +1,14 @@
+import logging
+import threading
+import time
+
 from celery import shared_task
+from celery.signals import worker_ready
 
 from arena.services import run_finish, submission_evaluate
 from evaluator.services import evaluation_lease_remaining_s
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -26,3 +33,42 @@ def submission_evaluate_task(self, submission_id: int) -> None:
 @shared_task(name="arena.run_finish", acks_late=True)
 def run_finish_task(run_id: int) -> None:
     run_finish(run_id=run_id)
+
+
+@shared_task(name="arena.agents.run_execute", acks_late=True, reject_on_worker_lost=True)
+def run_execute_task(run_id: int) -> None:
+    from arena.runs import run_execute
+
+    run_execute(run_id=run_id)
+
+
+@shared_task(name="arena.agents.runs_recover", acks_late=True)
+def runs_recover_task() -> None:
+    from arena.runs import runs_recover
+
+    runs_recover()
+
+
+@worker_ready.connect
+def _start_run_sweeps(sender, **kwargs) -> None:
+    """Workers of the agents queue look for runs lost with a dead worker, at start and then
+    every ARENA_RUN_SWEEP_S: with SIGKILL no message says that a run was abandoned."""
+    from django.conf import settings
+
+    queues = {q.name for q in getattr(sender.task_consumer, "queues", [])}
+    if settings.ARENA_AGENTS_QUEUE not in queues:
+        return
+    threading.Thread(
+        target=_sweep_forever, args=(settings.ARENA_RUN_SWEEP_S,), daemon=True, name="run-sweep"
+    ).start()
+
+
+def _sweep_forever(interval_s: float) -> None:
+    from django.conf import settings
+
+    while True:
+        try:
+            runs_recover_task.apply_async(queue=settings.ARENA_AGENTS_QUEUE)
+        except Exception:  # a broker hiccup must not end the sweeps for the worker's life
+            logger.exception("could not send the run sweep")
+        time.sleep(interval_s)

@@ -12,6 +12,11 @@ class Agent(models.Model):
     name = models.CharField(max_length=100)
     harness = models.CharField(max_length=50, blank=True)
     model = models.CharField(max_length=100, blank=True)
+    effort = models.CharField(max_length=30, blank=True)
+    cli_version = models.CharField(max_length=50, blank=True)
+    # How the arena runs it (arena/agents): the adapter's options and the default budget, e.g.
+    # {"strategy": "weak"}, {"template": "mycli --prompt-file {prompt}"}, {"budget": {...}}.
+    config = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -26,9 +31,22 @@ class Run(models.Model):
 
     class Status(models.TextChoices):
         QUEUED = "queued"
+        PREPARING = "preparing"
+        AGENT_RUNNING = "agent_running"
+        COLLECTING = "collecting"
         EVALUATING = "evaluating"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    class FailureReason(models.TextChoices):
+        AGENT_ERROR = "agent_error"
+        AGENT_TIMEOUT = "agent_timeout"
+        BUDGET_EXHAUSTED = "budget_exhausted"
+        NO_SOLUTION = "no_solution"
+        SANDBOX_ERROR = "sandbox_error"
+        PROVIDER_ERROR = "provider_error"
+        GRADER_ERROR = "grader_error"
 
     class Source(models.TextChoices):
         UPLOAD = "upload"
@@ -36,16 +54,42 @@ class Run(models.Model):
 
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="runs")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="runs")
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    failure_reason = models.CharField(max_length=20, choices=FailureReason.choices, blank=True)
+    failure_detail = models.TextField(blank=True)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.UPLOAD)
+    # Moderation: a hidden run stays in the database and the admin, off every public page.
+    hidden = models.BooleanField(default=False)
+    hidden_reason = models.CharField(max_length=200, blank=True)
+    # What the agent spent, from its trajectory (input excludes the cached part).
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.FloatField(null=True, blank=True)
+    cost_computed = models.BooleanField(default=False)  # priced from our table, not the log
+    duration_s = models.FloatField(null=True, blank=True)
     trajectory = models.OneToOneField(
         Trajectory, null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
     )
+    # An arena run records what ran and under which limits: the agent row can change later.
+    cli_version = models.CharField(max_length=50, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    effort = models.CharField(max_length=30, blank=True)
+    budget = models.JSONField(default=dict, blank=True)
+    # Protected workspace files the agent changed, replaced or deleted; non-empty flags the run.
+    protected_changed = models.JSONField(default=list, blank=True)
+    # The worker holding an arena run renews its lease; an expired lease means the worker died
+    # and the run may be claimed again (attempts counts the claims).
+    attempts = models.PositiveIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "hidden"])]
 
     def __str__(self) -> str:
         return f"run {self.pk}: {self.agent_id} on {self.task_id}"

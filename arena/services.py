@@ -52,6 +52,9 @@ def submission_evaluate(*, submission_id: int) -> Evaluation | None:
         if not evaluation.is_finished:
             return None
     run_finish(run_id=submission.run_id)
+    from leaderboard.services import leaderboard_record  # the read side's cache, a layer up
+
+    leaderboard_record(submission_id=submission.pk)
     return evaluation
 
 
@@ -62,7 +65,23 @@ def run_finish(*, run_id: int) -> bool:
     )
     if unfinished.exists():
         return False
+    errored = Evaluation.objects.filter(
+        submission__run_id=run_id, status=Evaluation.Status.ERROR
+    ).first()
+    if errored is not None and Run.objects.filter(pk=run_id, source=Run.Source.ARENA).exists():
+        # The grader, not the agent, failed an arena run: say so rather than rank it.
+        return _run_grader_error(run_id=run_id, detail=errored.error)
     changed = Run.objects.filter(pk=run_id, status=Run.Status.EVALUATING).update(
         status=Run.Status.DONE, finished_at=timezone.now()
+    )
+    return changed == 1
+
+
+def _run_grader_error(*, run_id: int, detail: str) -> bool:
+    changed = Run.objects.filter(pk=run_id, status=Run.Status.EVALUATING).update(
+        status=Run.Status.FAILED,
+        failure_reason=Run.FailureReason.GRADER_ERROR,
+        failure_detail=detail[:10_000],
+        finished_at=timezone.now(),
     )
     return changed == 1

@@ -4,6 +4,7 @@ With nothing set, the app runs on embedded defaults: SQLite in WAL mode and a Ce
 in files under ARENA_DATA_DIR. DATABASE_URL switches to PostgreSQL, ARENA_BROKER_URL to Redis.
 """
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -31,13 +32,16 @@ ALLOWED_HOSTS = env_list("ARENA_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "test
 CSRF_TRUSTED_ORIGINS = env_list("ARENA_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
     "django.contrib.contenttypes",
     "django.contrib.auth",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "tasks",
     "evaluator",
     "transcripts",
@@ -123,24 +127,51 @@ MEDIA_URL = "media/"
 
 # Uploads: solutions are source files, transcripts are logs; both are capped.
 ARENA_MAX_SOLUTION_BYTES = env_int("ARENA_MAX_SOLUTION_BYTES", 1024 * 1024, minimum=1024)
+# An agent's log as uploaded, and again as unpacked from a .zip or .gz.
+ARENA_TRAJECTORY_MAX_BYTES = env_int("ARENA_TRAJECTORY_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ARENA_MAX_UPLOAD_BYTES", 64 * 1024 * 1024, minimum=1024)
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "arena.api_schema.ArenaAutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.JSONParser",
     ],
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    # Reads are public; every write needs an API token (created in the admin).
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_THROTTLE_CLASSES": ["arena.throttles.WriteRateThrottle"],
     "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "arena.api_errors.api_exception_handler",
 }
+
+# Writes per API token, "<count>/<second|minute|hour|day>"; empty turns the limit off.
+ARENA_WRITE_RATE = env_str("ARENA_WRITE_RATE", "60/min")
+if ARENA_WRITE_RATE and not re.fullmatch(
+    r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", ARENA_WRITE_RATE
+):
+    raise ImproperlyConfigured(f"ARENA_WRITE_RATE={ARENA_WRITE_RATE!r} is not like 60/min")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kernel Arena API",
+    "DESCRIPTION": (
+        "Reads are public. Writes need an API token, sent as `Authorization: Token <key>`, and "
+        "are rate limited per token. Every 4xx has one JSON shape: "
+        '`{"error": {"status", "code", "message", "fields"}}`; `fields` names each bad field.'
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package's static files, never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "arena.api_errors.add_error_responses",
+    ],
 }
 
 # Celery. The embedded default keeps messages as files under DATA_DIR/broker, so `make run`
@@ -149,6 +180,8 @@ ARENA_BROKER_DIR = env_path("ARENA_BROKER_DIR", DATA_DIR / "broker")
 EMBEDDED_BROKER_URL = "filesystem://localhost//"
 CELERY_BROKER_URL = env_str("ARENA_BROKER_URL") or EMBEDDED_BROKER_URL
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # Kombu's filesystem transport, with messages written whole before they can be read.
+    CELERY_BROKER_TRANSPORT = "arena.broker_files:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(ARENA_BROKER_DIR / "messages"),
         "data_folder_out": str(ARENA_BROKER_DIR / "messages"),
@@ -162,6 +195,18 @@ else:
 ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
 ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
+
+# Agent runs (arena/runs.py). Agents need their model API, so by default they run in a plain
+# process sandbox; `bwrap` or `docker` cut the network (see docs/deploy.md).
+ARENA_AGENT_SANDBOX = env_str("ARENA_AGENT_SANDBOX", "process")
+ARENA_RUNS_DIR = env_path("ARENA_RUNS_DIR", DATA_DIR / "runs")
+# A worker renews its run's lease while it works; a lease that runs out means the worker died.
+ARENA_RUN_LEASE_S = env_int("ARENA_RUN_LEASE_S", 120, minimum=2)
+# Every worker on the agents queue looks for runs lost with a dead worker this often.
+ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 60, minimum=1)
+# Queues of arena runs: the agent phase, then grading (one queue per GPU kind, docs/deploy.md).
+ARENA_AGENTS_QUEUE = env_str("ARENA_AGENTS_QUEUE", "agents")
+ARENA_GPU_QUEUE = env_str("ARENA_GPU_QUEUE", "gpu")
 
 LOGGING = {
     "version": 1,

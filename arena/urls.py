@@ -1,22 +1,51 @@
 from django.conf import settings
 from django.conf.urls.static import static
-from django.urls import include, path
+from django.contrib import admin
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from arena.api import SubmissionCreateApi, SubmissionDetailApi
+from arena.api_docs import ApiDocsView
+from arena.api_errors import not_found as api_not_found
+from arena.api_runs import RunCancelApi, RunLaunchApi
+from evaluator.api import EvaluationCollectionApi, EvaluationDetailApi
+from transcripts.api import TrajectoryCreateApi
 
 api_v1 = [
     path("submissions", SubmissionCreateApi.as_view(), name="submission-create"),
     path(
         "submissions/<int:submission_id>", SubmissionDetailApi.as_view(), name="submission-detail"
     ),
+    path("evaluations", EvaluationCollectionApi.as_view(), name="evaluation-list"),
+    path(
+        "evaluations/<int:evaluation_id>", EvaluationDetailApi.as_view(), name="evaluation-detail"
+    ),
+    path("trajectories", TrajectoryCreateApi.as_view(), name="trajectory-create"),
+    path("runs/launch", RunLaunchApi.as_view(), name="run-launch"),
+    path("runs/<int:run_id>/cancel", RunCancelApi.as_view(), name="run-cancel"),
     path("schema", SpectacularAPIView.as_view(), name="schema"),
+    path("", include("leaderboard.api_urls")),  # the public read API
 ]
 
 urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path(
+        "api/docs/",
+        ApiDocsView.as_view(url_name="api-schema"),
+        name="api-docs",
+    ),
+    # Anything else under /api/ is the API's JSON 404, with DEBUG on as well.
+    re_path(r"^api/", api_not_found),
+    path("admin/", admin.site.urls),
     path("tasks/", include("tasks.urls")),
+    path("", include("transcripts.urls")),
     path("", include("leaderboard.urls")),
 ]
+# Under /api/ Django's own errors answer in the API's JSON error shape, elsewhere as pages.
+handler400 = "arena.api_errors.bad_request"
+handler403 = "arena.api_errors.permission_denied"
+handler404 = "arena.api_errors.not_found"
+
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -76,17 +76,22 @@ def _grade(evaluation: Evaluation) -> EvalResult:
 
 
 def _evaluation_store(*, evaluation: Evaluation, result: EvalResult) -> Evaluation:
-    data = result.to_dict()
+    return evaluation_store_result(evaluation=evaluation, data=result.to_dict())
+
+
+def evaluation_store_result(*, evaluation: Evaluation, data: dict) -> Evaluation:
+    """Store a verdict (EvalResult.to_dict()): this worker's, or one recorded on a GPU host."""
     with transaction.atomic():
         evaluation.shapes.all().delete()
         EvaluationShape.objects.bulk_create(
-            _shape_row(evaluation, index, row) for index, row in enumerate(data["per_shape"])
+            evaluation_shape_build(evaluation=evaluation, index=index, row=row)
+            for index, row in enumerate(data["per_shape"])
         )
-        evaluation.status = result.status
-        evaluation.device = result.device
-        evaluation.reward = result.reward
-        evaluation.ranked = result.ranked
-        evaluation.task_version = result.task_version
+        evaluation.status = data["status"]
+        evaluation.device = data["device"]
+        evaluation.reward = data["reward"]
+        evaluation.ranked = data["ranked"]
+        evaluation.task_version = data["task_version"]
         evaluation.result = data
         evaluation.error = ""
         evaluation.finished_at = timezone.now()
@@ -95,7 +100,8 @@ def _evaluation_store(*, evaluation: Evaluation, result: EvalResult) -> Evaluati
     return evaluation
 
 
-def _shape_row(evaluation: Evaluation, index: int, row: dict) -> EvaluationShape:
+def evaluation_shape_build(*, evaluation: Evaluation, index: int, row: dict) -> EvaluationShape:
+    """The unsaved per-shape row for one entry of a grader result's `per_shape`."""
     timing = row.get("candidate_ms") or {}
     return EvaluationShape(
         evaluation=evaluation,
@@ -135,3 +141,19 @@ def evaluation_lease_remaining_s(*, evaluation_id: int) -> float | None:
     if evaluation.lease_expires_at is None:
         return 0.0
     return max(0.0, (evaluation.lease_expires_at - timezone.now()).total_seconds())
+
+
+@transaction.atomic
+def evaluation_submit(*, task: Task, solution_name: str, solution_code: str) -> Evaluation:
+    """An evaluation requested through the API, outside any run; graded on the gpu queue."""
+    evaluation = evaluation_create(
+        task=task, solution_name=solution_name, solution_code=solution_code
+    )
+    transaction.on_commit(lambda: evaluation_enqueue(evaluation=evaluation))
+    return evaluation
+
+
+def evaluation_enqueue(*, evaluation: Evaluation) -> None:
+    from evaluator.jobs import evaluation_run_task
+
+    evaluation_run_task.delay(evaluation.pk)

@@ -1,8 +1,11 @@
-"""Sandbox backends that run one grader child process with limits.
+"""Sandbox backends that run one child process (a grader child or an agent CLI) with limits.
 
-Every backend shares `run()`: wall-clock timeout, memory limit, scrubbed environment, private
-working folder, and at the end the whole process tree killed, including processes that detached
-into their own session (they are re-parented to this process, a child subreaper, and reaped).
+Every backend shares `run()`: wall-clock timeout, memory, pids and CPU limits, scrubbed
+environment, private working folder, no network unless hosts are allow-listed (evaluator/engine/
+egress.py), and at the end the whole process tree killed, including processes that detached into
+their own session (they are re-parented to this process, a child subreaper, and reaped).
+Backends: process and bwrap here; docker in arena/sandboxes (it needs the Docker SDK, which this
+package may not import), added to the same registry with `register_sandbox`. docs/sandboxes.md.
 """
 
 import contextlib
@@ -14,13 +17,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.engine.egress import RELAY_PORT, EgressError, EgressProxy, proxy_env
 from evaluator.engine.processes import command_name, own_children
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -47,7 +53,15 @@ class SandboxError(RuntimeError):
 @dataclass
 class Limits:
     timeout_s: float = 300.0
+    # Per process address space (RLIMIT_AS) under process and bwrap, and the whole tree's memory
+    # where a cgroup can be made; the container's memory under docker.
     memory_bytes: int | None = 16 * 1024**3
+    # Processes and threads of the whole tree (a cgroup, else RLIMIT_NPROC for a non-root user).
+    pids: int | None = 4096
+    # CPU cores' worth of time per wall second (a cgroup quota; docker nano_cpus).
+    cpus: float | None = None
+    # GPUs passed through: -1 all present, 0 none, n the first n (docker device requests).
+    gpus: int = -1
 
 
 @dataclass
@@ -58,6 +72,8 @@ class Outcome:
     messages: list[dict[str, Any]] = field(default_factory=list)
     log_path: Path | None = None
     leftover_processes: int = 0
+    # A process of the tree was killed for going over the memory limit.
+    memory_exceeded: bool = False
 
     def last(self, event: str) -> dict[str, Any] | None:
         found = [m for m in self.messages if m.get("event") == event]
@@ -103,7 +119,7 @@ def _kill_tree(session_pid: int, known_children: set[int]) -> int:
     return killed
 
 
-class _ChannelReader(threading.Thread):
+class ChannelReader(threading.Thread):
     """Reads JSON lines the child writes to its private pipe; stdout is never parsed."""
 
     def __init__(self, fd: int) -> None:
@@ -136,13 +152,255 @@ class _ChannelReader(threading.Thread):
             self.messages.append(message)
 
 
+_CGROUP_ROOT = Path("/sys/fs/cgroup")
+_CPU_PERIOD_US = 100_000
+# Controller -> {file in its cgroup folder: value}.
+_Settings = dict[str, dict[str, str]]
+
+
+class _Cgroup:
+    """A cgroup holding the whole tree: pids, memory and CPU limits that add up across
+    processes, a count of OOM kills, and a list of members to kill at the end. Made only where
+    this process may (root, cgroupfs writable), on cgroup v2 or the v1 hierarchies; elsewhere
+    the rlimits alone apply."""
+
+    def __init__(self, limits: Limits, root: Path = _CGROUP_ROOT) -> None:
+        # Controller -> its folder, once its limit is written: one folder per controller on
+        # v1, the same folder for all on v2. Every folder made, to join and remove.
+        self.dirs: dict[str, Path] = {}
+        self.made: set[Path] = set()
+        # The supervisor's pid in the name: a group whose supervisor is gone can be swept.
+        name = f"arena-sandbox-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        if (root / "cgroup.controllers").exists():
+            parent = _unified_parent(root, set(_v2_settings(limits)))
+            for controller, values in _v2_settings(limits).items():
+                self._limit(parent, name, controller, values)
+        else:
+            for controller, values in _v1_settings(limits).items():
+                self._limit(_own_cgroup_dir(root, controller), name, controller, values)
+
+    def _limit(
+        self, parent: Path | None, name: str, controller: str, values: dict[str, str]
+    ) -> None:
+        if parent is None:
+            return
+        _sweep_stale(parent)
+        folder = parent / name
+        try:
+            folder.mkdir(exist_ok=True)
+            self.made.add(folder)
+            for key, value in values.items():
+                _write_setting(folder / key, value)
+        except OSError:
+            return
+        self.dirs[controller] = folder
+
+    def enforces(self, controller: str) -> bool:
+        return controller in self.dirs
+
+    def _folders(self) -> set[Path]:
+        return self.made
+
+    def join(self) -> None:
+        """Runs in the child between fork and exec."""
+        for path in self._folders():
+            with contextlib.suppress(OSError):
+                (path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def members(self) -> set[int]:
+        pids: set[int] = set()
+        for path in self._folders():
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in (path / "cgroup.procs").read_text().split())
+        return pids
+
+    def kill(self) -> None:
+        for _ in range(50):
+            members = self.members()
+            if not members:
+                return
+            for pid in members:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+
+    def oom_killed(self) -> bool:
+        path = self.dirs.get("memory")
+        if path is None:
+            return False
+        # v1 counts in memory.oom_control, v2 in memory.events; both as "oom_kill N".
+        for counters in ("memory.oom_control", "memory.events"):
+            with contextlib.suppress(OSError, ValueError):
+                lines = (path / counters).read_text().splitlines()
+                counts = dict(line.split() for line in lines if len(line.split()) == 2)
+                return int(counts.get("oom_kill", "0")) > 0
+        return False
+
+    def remove(self) -> None:
+        for path in self._folders():
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    # Members just killed leave the group a moment after they are reaped.
+                    time.sleep(0.02)
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Remove empty groups left by supervisors that were killed before they could (a worker
+    SIGKILLed mid-run); rmdir refuses any group that still holds a process."""
+    for folder in parent.glob("arena-sandbox-*"):
+        owner = folder.name.split("-")[2]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _write_setting(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError:
+        # memory.swap.max is absent without swap accounting: no swap to cap then.
+        if path.name != "memory.swap.max":
+            raise
+
+
+def _cpu_quota_us(cpus: float) -> int:
+    return max(1000, int(cpus * _CPU_PERIOD_US))
+
+
+def _v1_settings(limits: Limits) -> _Settings:
+    settings: _Settings = {}
+    if limits.pids:
+        settings["pids"] = {"pids.max": str(limits.pids)}
+    if limits.memory_bytes:
+        settings["memory"] = {"memory.limit_in_bytes": str(limits.memory_bytes)}
+    if limits.cpus:
+        settings["cpu"] = {
+            "cpu.cfs_period_us": str(_CPU_PERIOD_US),
+            "cpu.cfs_quota_us": str(_cpu_quota_us(limits.cpus)),
+        }
+    return settings
+
+
+def _v2_settings(limits: Limits) -> _Settings:
+    settings: _Settings = {}
+    if limits.pids:
+        settings["pids"] = {"pids.max": str(limits.pids)}
+    if limits.memory_bytes:
+        settings["memory"] = {"memory.max": str(limits.memory_bytes), "memory.swap.max": "0"}
+    if limits.cpus:
+        settings["cpu"] = {"cpu.max": f"{_cpu_quota_us(limits.cpus)} {_CPU_PERIOD_US}"}
+    return settings
+
+
+def _own_cgroup_lines() -> list[tuple[str, str]]:
+    """(controllers, path) of this process, from /proc/self/cgroup."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) == 3:
+            found.append((fields[1], fields[2]))
+    return found
+
+
+def _own_cgroup_dir(root: Path, controller: str) -> Path | None:
+    """This process's folder in the v1 hierarchy of `controller`, if it can make groups there."""
+    for controllers, path in _own_cgroup_lines():
+        if controller in controllers.split(","):
+            folder = root / controller / path.lstrip("/")
+            if (folder / "cgroup.procs").exists() and os.access(folder, os.W_OK):
+                return folder
+    return None
+
+
+def _unified_parent(root: Path, controllers: set[str]) -> Path | None:
+    """A v2 folder whose children get `controllers`: this process's own, or else the root.
+    (A v2 group that holds processes cannot hand controllers down, so the own folder often
+    fails; the root is exempt from that rule.)"""
+    own = [root / path.lstrip("/") for wanted, path in _own_cgroup_lines() if wanted == ""]
+    for folder in (*own, root):
+        try:
+            enabled = set((folder / "cgroup.subtree_control").read_text().split())
+            missing = controllers - enabled
+            if missing:
+                (folder / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in missing))
+        except OSError:
+            continue
+        return folder
+    return None
+
+
+@dataclass
+class Egress:
+    """What a backend adds to reach allow-listed hosts: a command in front of the child's,
+    variables, and host paths to bind in (read-only and writable)."""
+
+    prefix: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    readable: list[Path] = field(default_factory=list)
+    writable: list[Path] = field(default_factory=list)
+
+
+EGRESS_SCRIPT = Path(__file__).resolve().with_name("egress.py")
+
+
+def namespace_egress(stack: contextlib.ExitStack, allow_hosts: Sequence[str]) -> Egress:
+    """The proxy on a Unix socket bound into a sandbox without network, and the relay inside
+    (run from its own file with -I, so nothing in the workspace can shadow what it imports)."""
+    if not allow_hosts:
+        return Egress()
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-egress-")))
+    folder.chmod(0o755)
+    socket_path = folder / "proxy.sock"
+    _start_proxy(stack, allow_hosts, unix_path=socket_path)
+    relay = [sys.executable, "-I", str(EGRESS_SCRIPT), "relay", str(socket_path)]
+    return Egress(
+        prefix=[*relay, str(RELAY_PORT), "--"],
+        env=proxy_env(RELAY_PORT),
+        readable=[EGRESS_SCRIPT],
+        writable=[folder],
+    )
+
+
+def _start_proxy(
+    stack: contextlib.ExitStack, allow_hosts: Sequence[str], *, unix_path: Path | None
+) -> EgressProxy:
+    try:
+        return stack.enter_context(EgressProxy(allow_hosts, unix_path=unix_path))
+    except (EgressError, OSError) as exc:
+        raise SandboxError(f"the egress proxy could not start: {exc}") from None
+
+
 class ProcessSandbox:
-    """A child process in its own session with rlimits; no namespaces (see BwrapSandbox)."""
+    """A child process in its own session with rlimits; no namespaces (see BwrapSandbox).
+    Allow-listed hosts get a proxy, but nothing stops the child from going around it."""
 
     name = "process"
 
-    def command(self, argv: Sequence[str], workdir: Path, readable: Sequence[Path]) -> list[str]:
+    def command(
+        self,
+        argv: Sequence[str],
+        workdir: Path,
+        readable: Sequence[Path],
+        *,
+        limits: Limits | None = None,
+        writable: Sequence[Path] = (),
+    ) -> list[str]:
         return list(argv)
+
+    def egress(self, stack: contextlib.ExitStack, allow_hosts: Sequence[str]) -> Egress:
+        if not allow_hosts:
+            return Egress()
+        proxy = _start_proxy(stack, allow_hosts, unix_path=None)
+        return Egress(env=proxy_env(proxy.tcp_port))
 
     def run(
         self,
@@ -152,9 +410,33 @@ class ProcessSandbox:
         env: Mapping[str, str],
         limits: Limits,
         readable: Sequence[Path] = (),
+        allow_hosts: Sequence[str] = (),
     ) -> Outcome:
+        """Run argv in workdir until it exits or limits.timeout_s passes; then kill what is left.
+        `allow_hosts` ("host:port") are the only places the child may connect to."""
         _become_subreaper()
         (workdir / "tmp").mkdir(parents=True, exist_ok=True)
+        with contextlib.ExitStack() as stack:
+            egress = self.egress(stack, allow_hosts)
+            command = self.command(
+                [*egress.prefix, *argv],
+                workdir,
+                [*readable, *egress.readable],
+                limits=limits,
+                writable=egress.writable,
+            )
+            cgroup = _Cgroup(limits)
+            stack.callback(cgroup.remove)
+            return self._supervise(command, workdir, {**env, **egress.env}, limits, cgroup)
+
+    def _supervise(
+        self,
+        command: list[str],
+        workdir: Path,
+        env: Mapping[str, str],
+        limits: Limits,
+        cgroup: _Cgroup,
+    ) -> Outcome:
         log_path = workdir / "child.log"
         read_fd, write_fd = os.pipe()
         child_env = dict(env, ARENA_CHANNEL_FD=str(write_fd))
@@ -163,7 +445,7 @@ class ProcessSandbox:
         with log_path.open("ab") as log:
             try:
                 proc = subprocess.Popen(
-                    self.command(argv, workdir, readable),
+                    command,
                     cwd=workdir,
                     env=child_env,
                     stdin=subprocess.DEVNULL,
@@ -171,14 +453,14 @@ class ProcessSandbox:
                     stderr=subprocess.STDOUT,
                     pass_fds=(write_fd,),
                     start_new_session=True,
-                    preexec_fn=_limit_resources(limits),
+                    preexec_fn=_limit_resources(limits, cgroup),
                 )
             except OSError as exc:
                 os.close(read_fd)
                 os.close(write_fd)
-                raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
+                raise SandboxError(f"could not start {command[0]}: {exc}") from exc
         os.close(write_fd)
-        reader = _ChannelReader(read_fd)
+        reader = ChannelReader(read_fd)
         reader.start()
         timed_out = False
         try:
@@ -187,6 +469,7 @@ class ProcessSandbox:
             timed_out = True
             returncode = None
         wall_s = time.monotonic() - started
+        cgroup.kill()
         leftovers = _kill_tree(proc.pid, known)
         if returncode is None:
             proc.wait()
@@ -198,6 +481,7 @@ class ProcessSandbox:
             messages=reader.messages,
             log_path=log_path,
             leftover_processes=leftovers,
+            memory_exceeded=cgroup.oom_killed(),
         )
 
 
@@ -207,10 +491,54 @@ class BwrapSandbox(ProcessSandbox):
     the working folder. Home folders, the database, the repository and other jobs are absent."""
 
     name = "bwrap"
-    SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys", "/run/nvidia-persistenced")
+    SYSTEM_DIRS = ("/usr", "/opt", "/sys", "/run/nvidia-persistenced")
     MERGED_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
+    # Only what programs need from /etc: never shadow, ssh keys, sudoers, or tool configs that
+    # may hold tokens (pip.conf, npmrc, gitconfig, docker).
+    ETC_ENTRIES = (
+        "alternatives",
+        "bash.bashrc",
+        "ca-certificates",
+        "ca-certificates.conf",
+        "debian_version",
+        "gai.conf",
+        "glvnd",
+        "group",
+        "host.conf",
+        "hosts",
+        "inputrc",
+        "ld.so.cache",
+        "ld.so.conf",
+        "ld.so.conf.d",
+        "localtime",
+        "magic",
+        "mime.types",
+        "nsswitch.conf",
+        "nvidia",
+        "OpenCL",
+        "os-release",
+        "passwd",
+        "profile",
+        "protocols",
+        "python3",
+        "python3.11",
+        "services",
+        "shells",
+        "ssl",
+        "terminfo",
+        "timezone",
+        "vulkan",
+    )
 
-    def command(self, argv: Sequence[str], workdir: Path, readable: Sequence[Path]) -> list[str]:
+    def command(
+        self,
+        argv: Sequence[str],
+        workdir: Path,
+        readable: Sequence[Path],
+        *,
+        limits: Limits | None = None,
+        writable: Sequence[Path] = (),
+    ) -> list[str]:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise SandboxError(
@@ -222,6 +550,9 @@ class BwrapSandbox(ProcessSandbox):
             "--die-with-parent",
             "--new-session",
             "--unshare-all",
+            # As root, bwrap would keep every capability; the child needs none.
+            "--cap-drop",
+            "ALL",
             "--proc",
             "/proc",
             "--dev",
@@ -230,15 +561,34 @@ class BwrapSandbox(ProcessSandbox):
             private_tmp,
         ]
         command += _system_binds(self.SYSTEM_DIRS, self.MERGED_DIRS)
+        command += _system_binds([f"/etc/{name}" for name in self.ETC_ENTRIES], ())
         for path in sorted({*_python_dirs(), *(Path(p) for p in readable)}):
             if path.exists():
                 command += ["--ro-bind", str(path), str(path)]
-        for device in sorted(Path("/dev").glob("nvidia*")):
-            command += ["--dev-bind", str(device), str(device)]
+        command += gpu_binds(Path("/dev"), (limits or Limits()).gpus)
+        for path in writable:
+            command += ["--bind", str(path), str(path)]
         # The root itself (and folders bwrap made for the binds) read-only; only the working
         # folder and the private /tmp, separate mounts, stay writable.
         command += ["--remount-ro", "/", "--bind", str(workdir), str(workdir)]
         return [*command, "--chdir", str(workdir), "--", *argv]
+
+    def egress(self, stack: contextlib.ExitStack, allow_hosts: Sequence[str]) -> Egress:
+        return namespace_egress(stack, allow_hosts)
+
+
+def gpu_binds(dev: Path, gpus: int) -> list[str]:
+    """--dev-bind arguments for the NVIDIA device nodes: the control nodes (nvidiactl,
+    nvidia-uvm...) whenever a GPU is wanted, and /dev/nvidia<N> for the first `gpus` (-1: all)."""
+    if gpus == 0:
+        return []
+    binds: list[str] = []
+    for device in sorted(dev.glob("nvidia*")):
+        index = device.name.removeprefix("nvidia")
+        if index.isdigit() and gpus >= 0 and int(index) >= gpus:
+            continue
+        binds += ["--dev-bind", str(device), str(device)]
+    return binds
 
 
 def _system_binds(system_dirs: Sequence[str], merged_dirs: Sequence[str]) -> list[str]:
@@ -264,16 +614,31 @@ def _python_dirs() -> set[Path]:
     return {d for d in dirs if not str(d).startswith(("/usr", "/etc"))}
 
 
-def _limit_resources(limits: Limits) -> Any:
+def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
+    # RLIMIT_NPROC counts every process of the user, and root is exempt from it: a fallback for
+    # a non-root worker where no pids cgroup can be made.
+    nproc = limits.pids if not cgroup.enforces("pids") and os.geteuid() != 0 else None
+
     def apply() -> None:
+        cgroup.join()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if limits.memory_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        if nproc:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
     return apply
 
 
-SANDBOXES: dict[str, type[ProcessSandbox]] = {"process": ProcessSandbox, "bwrap": BwrapSandbox}
+SandboxFactory = Callable[[], ProcessSandbox]
+SANDBOXES: dict[str, SandboxFactory] = {"process": ProcessSandbox, "bwrap": BwrapSandbox}
+# Backends that live outside this package, named so that asking for one explains itself.
+_ELSEWHERE = {"docker": "arena.sandboxes (it needs the Docker SDK); import it to register it"}
+
+
+def register_sandbox(name: str, factory: SandboxFactory) -> None:
+    """Add a backend (docker) that this package cannot import itself."""
+    SANDBOXES[name] = factory
 
 
 def bwrap_usable() -> bool:
@@ -296,8 +661,9 @@ def sandbox_for(name: str) -> ProcessSandbox:
     """A backend by name; "auto" takes bwrap where it works, else a plain process."""
     if name == "auto":
         name = "bwrap" if bwrap_usable() else "process"
-    try:
+    if name in SANDBOXES:
         return SANDBOXES[name]()
-    except KeyError:
-        choices = ", ".join(["auto", *SANDBOXES])
-        raise SandboxError(f"unknown sandbox {name!r}; choose one of {choices}") from None
+    if name in _ELSEWHERE:
+        raise SandboxError(f"the {name} sandbox is not registered: it lives in {_ELSEWHERE[name]}")
+    choices = ", ".join(["auto", *SANDBOXES])
+    raise SandboxError(f"unknown sandbox {name!r}; choose one of {choices}")

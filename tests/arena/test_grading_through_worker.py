@@ -2,12 +2,12 @@
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.test import APIClient
 
 from arena.models import Run, Submission
 from arena.services import submission_evaluate
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_run
+from tests.api.factories import client_with_token, token_create
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 def submit(solutions_dir, name: str, agent: str = "Scripted Agent") -> Submission:
     code = (solutions_dir / name).read_bytes()
-    response = APIClient().post(
+    # Writes need an API token; each upload makes its own user, so rate limits never bite.
+    client = client_with_token(token_create(username=f"uploader-{Submission.objects.count()}"))
+    response = client.post(
         "/api/v1/submissions",
         {"task": "silu", "agent": agent, "solution": SimpleUploadedFile(name, code)},
         format="multipart",

@@ -1,22 +1,26 @@
 """POST /api/v1/submissions: validation names the field, and a refusal writes nothing."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.test import APIClient
+from django.core.cache import cache
 
 from arena.models import Agent, Run, Submission
 from evaluator.models import Evaluation
+from tests.api.factories import client_with_token, error_of, token_create, upload
 
 URL = "/api/v1/submissions"
 
 
 @pytest.fixture
-def client():
-    return APIClient()
+def client(db):
+    cache.clear()  # no rate-limit counts left over from another test
+    return client_with_token(token_create())
 
 
-def upload(code: bytes = b"class ModelNew: pass\n", name: str = "solution.py"):
-    return SimpleUploadedFile(name, code, content_type="text/x-python")
+def fields_of(response) -> dict:
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert error["code"] == "invalid"
+    return error["fields"]
 
 
 def nothing_written() -> bool:
@@ -30,8 +34,8 @@ def nothing_written() -> bool:
 
 def test_request_without_a_solution_is_refused_naming_the_field(client, catalog_tasks):
     response = client.post(URL, {"task": "silu", "agent": "a"}, format="multipart")
-    assert response.status_code == 400
-    assert response.json() == {"solution": ["No file was submitted."]}
+    assert fields_of(response) == {"solution": ["This field is required."]}
+    assert response.json()["error"]["message"] == "solution: This field is required."
     assert nothing_written()
 
 
@@ -39,16 +43,15 @@ def test_unknown_task_is_refused_naming_the_field(client, catalog_tasks):
     response = client.post(
         URL, {"task": "nope", "agent": "a", "solution": upload()}, format="multipart"
     )
-    assert response.status_code == 400
-    assert response.json() == {"task": ["unknown task 'nope'"]}
+    assert fields_of(response) == {"task": ["unknown task 'nope'"]}
     assert nothing_written()
 
 
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        (b"", "The submitted file is empty."),
-        (b"  \n", "the file is empty"),
+        (b"", "the solution is empty"),
+        (b"  \n", "the solution is empty"),
         (b"\xff\xfe\x00bad", "not UTF-8 text"),
         (b"x = 1\x00\n", "contains NUL bytes"),
     ],
@@ -57,8 +60,7 @@ def test_unreadable_solution_files_are_refused(client, catalog_tasks, code, mess
     response = client.post(
         URL, {"task": "silu", "agent": "a", "solution": upload(code)}, format="multipart"
     )
-    assert response.status_code == 400
-    assert response.json() == {"solution": [message]}
+    assert fields_of(response) == {"solution": [message]}
     assert nothing_written()
 
 
@@ -67,16 +69,15 @@ def test_oversized_solution_is_refused(client, catalog_tasks, settings):
     response = client.post(
         URL, {"task": "silu", "agent": "a", "solution": upload(b"#" * 2048)}, format="multipart"
     )
-    assert response.status_code == 400
-    assert response.json() == {"solution": ["larger than the 1024-byte limit"]}
+    assert fields_of(response) == {"solution": ["larger than the 1024-byte limit"]}
+    assert nothing_written()
 
 
 def test_agent_name_without_letters_is_refused(client, catalog_tasks):
     response = client.post(
         URL, {"task": "silu", "agent": "!!!", "solution": upload()}, format="multipart"
     )
-    assert response.status_code == 400
-    assert response.json() == {"agent": ["the agent name needs letters or digits"]}
+    assert fields_of(response) == {"agent": ["the agent name needs letters or digits"]}
 
 
 def test_valid_upload_creates_run_evaluation_and_submission(
@@ -118,3 +119,31 @@ def test_failure_halfway_through_creation_rolls_back_every_row(client, catalog_t
     )
     assert response.status_code == 500
     assert nothing_written()
+
+
+def test_upload_without_a_token_is_refused_and_writes_nothing(catalog_tasks):
+    response = client_with_token(None).post(
+        URL, {"task": "silu", "agent": "a", "solution": upload()}, format="multipart"
+    )
+    assert response.status_code == 401
+    assert error_of(response)["code"] == "not_authenticated"
+    assert response["WWW-Authenticate"] == "Token"
+    assert nothing_written()
+
+
+def test_solution_as_json_text_is_accepted(client, catalog_tasks):
+    response = client.post(
+        URL, {"task": "silu", "agent": "a", "solution": "class ModelNew: pass\n"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    evaluation = Submission.objects.get(pk=response.json()["id"]).evaluation
+    assert (evaluation.solution_name, evaluation.solution_code) == (
+        "solution.py",
+        "class ModelNew: pass\n",
+    )
+
+
+def test_missing_submission_is_a_json_404(client, db):
+    response = client.get(f"{URL}/999999")
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "not_found"

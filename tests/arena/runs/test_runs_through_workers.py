@@ -1,0 +1,119 @@
+"""Arena runs carried end to end by real Celery worker processes."""
+
+import io
+import time
+
+import pytest
+from django.core.management import call_command
+
+from arena.models import Run, Submission
+from arena.runs import attempt_box, run_create, run_folder
+from evaluator.models import Evaluation
+from tests.arena.runs.conftest import command_agent, make_agent, start_worker, wait_for_status
+from tests.waiting import wait_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+
+@pytest.fixture
+def workers(run_queues, tmp_path):
+    """Starts workers on demand; all are stopped at the end of the test."""
+    started = []
+
+    def start(name: str, queues: list[str], **env: str):
+        worker = start_worker(
+            queues=queues, log_path=tmp_path / f"{name}.log", **run_queues.env(), **env
+        )
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def test_a_scripted_run_ends_done_with_a_graded_submission_and_its_trajectory(
+    run_queues, workers, vector_add
+):
+    workers("both", [run_queues.agents, run_queues.gpu])
+    out = io.StringIO()
+    call_command("launch_runs", "--agent=scripted-weak", f"--tasks={vector_add.slug}", stdout=out)
+    run = Run.objects.get(agent__slug="scripted-weak")
+    assert run.status == Run.Status.DONE, run.failure_detail
+    # The live table's last frame, then the summary.
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "launch_runs: 1 done"
+    assert any(
+        f"{run.pk} " in line and "tt-vector-add" in line and "done" in line for line in lines
+    )
+    submission = Submission.objects.get(run=run)
+    evaluation = submission.evaluation
+    assert evaluation.status == Evaluation.Status.PASSED
+    assert evaluation.result["gates"]["generalization"]["passed"] is True
+    assert evaluation.shapes.filter(seen=False).exists()
+    # The weak strategy wrote a wrong kernel, ran check, and fixed it: all in the transcript.
+    trajectory = run.trajectory
+    assert trajectory is not None
+    assert trajectory.format.startswith("claude")
+    assert trajectory.tool_call_count >= 6
+    assert (run.cli_version, run.model, run.attempts) == ("scripted 1", "scripted", 1)
+    assert run.duration_s > 0 and run.finished_at is not None
+    assert run.protected_changed == []
+    kept = run_folder(run_id=run.pk) / "attempt-1"
+    assert b'"type": "result"' in (kept / "agent.log").read_bytes()
+
+
+def test_two_workers_one_per_queue_carry_a_run_end_to_end(run_queues, workers, vector_add):
+    agents = workers("agents", [run_queues.agents])
+    gpu = workers("gpu", [run_queues.gpu])
+    agent = make_agent("scripted-starter-2w", "scripted", strategy="starter")
+    run = run_create(agent=agent, task=vector_add)
+    run = wait_for_status(run, Run.Status.DONE, Run.Status.FAILED)
+    assert run.status == Run.Status.DONE, run.failure_detail
+    submission = Submission.objects.get(run=run)
+    assert submission.evaluation.status == Evaluation.Status.PASSED
+    assert "arena.agents.run_execute[" in agents.log()
+    assert "arena.submission_evaluate[" not in agents.log()
+    assert "arena.submission_evaluate[" in gpu.log()
+    assert "arena.agents.run_execute[" not in gpu.log()
+
+
+def test_a_worker_killed_mid_run_leaves_the_run_resumed_once_and_done(
+    run_queues, workers, vector_add
+):
+    # Short leases and sweeps so a dead worker's run is found within seconds.
+    timing = {"ARENA_RUN_LEASE_S": "4", "ARENA_RUN_SWEEP_S": "2"}
+    first = workers("first", [run_queues.agents, run_queues.gpu], **timing)
+    agent = command_agent(
+        "slow-but-steady",
+        "sh -c 'echo $$ > agent.pid; sleep 8; cp starter/solution.py solution.py'",
+    )
+    run = run_create(agent=agent, task=vector_add)
+    wait_for_status(run, Run.Status.AGENT_RUNNING, timeout_s=60)
+    pid_file = attempt_box(run_id=run.pk, attempt=1) / "workspace" / "agent.pid"
+    pid = int(
+        wait_for(
+            lambda: pid_file.is_file() and pid_file.read_text().strip(),
+            timeout_s=30,
+            what="the agent's pid",
+        )
+    )
+    first.kill()
+    # The agent does not outlive the worker that ran it.
+    wait_for(lambda: not _alive(pid), timeout_s=10, what=f"the orphaned agent {pid} to end")
+    assert Run.objects.get(pk=run.pk).status == Run.Status.AGENT_RUNNING
+    time.sleep(4)  # the dead worker's lease runs out
+    workers("second", [run_queues.agents, run_queues.gpu], **timing)
+    run = wait_for_status(run, Run.Status.DONE, Run.Status.FAILED)
+    assert run.status == Run.Status.DONE, run.failure_detail
+    assert run.attempts == 2
+    assert Submission.objects.filter(run=run).count() == 1
+    assert Evaluation.objects.filter(submission__run=run).count() == 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

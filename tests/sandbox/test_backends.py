@@ -1,0 +1,198 @@
+"""How each backend is asked for what it enforces: GPUs, limits, mounts, and the registry.
+No GPU is here, so GPU passthrough is checked on the arguments handed to bwrap and Docker."""
+
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docker.types import DeviceRequest
+
+from arena.sandboxes import DockerSandbox
+from arena.sandboxes.docker_sandbox import device_requests
+from evaluator.engine.sandbox import (
+    BwrapSandbox,
+    Limits,
+    SandboxError,
+    _Cgroup,
+    gpu_binds,
+    sandbox_for,
+)
+from tests.sandbox.conftest import REPO
+
+
+@pytest.fixture
+def fake_dev(tmp_path):
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-caps", "null"):
+        (tmp_path / name).touch()
+    return tmp_path
+
+
+def bound(arguments: list[str]) -> set[str]:
+    return {Path(a).name for flag, a in itertools.pairwise(arguments) if flag == "--dev-bind"}
+
+
+def test_bwrap_binds_every_gpu_by_default(fake_dev):
+    assert bound(gpu_binds(fake_dev, -1)) == {
+        "nvidia0",
+        "nvidia1",
+        "nvidiactl",
+        "nvidia-uvm",
+        "nvidia-caps",
+    }
+
+
+def test_bwrap_binds_the_first_n_gpus_and_the_control_nodes(fake_dev):
+    assert bound(gpu_binds(fake_dev, 1)) == {"nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-caps"}
+
+
+def test_bwrap_binds_no_gpu_when_none_is_asked_for(fake_dev):
+    assert gpu_binds(fake_dev, 0) == []
+
+
+def test_bwrap_command_drops_network_capabilities_and_most_of_etc(tmp_path):
+    command = BwrapSandbox().command(["true"], tmp_path, [], limits=Limits(gpus=0))
+    assert "--unshare-all" in command and "--share-net" not in command
+    assert command[command.index("--cap-drop") + 1] == "ALL"
+    etc = {a for a in command if a.startswith("/etc")}
+    assert "/etc/ld.so.cache" in etc
+    assert not {"/etc", "/etc/shadow", "/etc/ssh", "/etc/sudoers", "/etc/pip.conf"} & etc
+
+
+def test_docker_asks_for_all_gpus_with_a_device_request():
+    [request] = device_requests(-1, host_has_gpu=True)
+    assert request == DeviceRequest(count=-1, capabilities=[["gpu"]])
+
+
+def test_docker_asks_for_a_count_of_gpus():
+    [request] = device_requests(2, host_has_gpu=True)
+    assert request["Count"] == 2 and request["Capabilities"] == [["gpu"]]
+
+
+def test_docker_asks_for_no_gpu_when_none_is_wanted_or_present():
+    assert device_requests(0, host_has_gpu=True) == []
+    assert device_requests(-1, host_has_gpu=False) == []
+
+
+def test_docker_refuses_gpus_a_host_does_not_have():
+    with pytest.raises(SandboxError, match="no NVIDIA GPU"):
+        device_requests(1, host_has_gpu=False)
+
+
+def container_options(tmp_path, limits):
+    return DockerSandbox(image="example:tag").container_options(
+        ["python", "x.py"],
+        workdir=tmp_path,
+        env={"PATH": "/usr/bin"},
+        limits=limits,
+        readable=[REPO / "evaluator", tmp_path / "missing"],
+        channel_dir=tmp_path,
+        host_has_gpu=True,
+    )
+
+
+def test_docker_container_has_no_network_a_read_only_root_and_no_capabilities(tmp_path):
+    options = container_options(tmp_path, Limits())
+    assert options["network_mode"] == "none"
+    assert options["read_only"] is True
+    assert options["cap_drop"] == ["ALL"]
+    assert "no-new-privileges" in options["security_opt"]
+    mounts = {m["Target"]: m["ReadOnly"] for m in options["mounts"]}
+    assert mounts[str(REPO / "evaluator")] is True
+    assert mounts[str(tmp_path)] is False
+    assert str(tmp_path / "missing") not in mounts
+
+
+def test_docker_container_carries_the_limits(tmp_path):
+    limits = Limits(memory_bytes=2 * 1024**3, pids=128, cpus=1.5, gpus=1)
+    options = container_options(tmp_path, limits)
+    assert options["mem_limit"] == options["memswap_limit"] == 2 * 1024**3
+    assert options["pids_limit"] == 128
+    assert options["nano_cpus"] == 1_500_000_000
+    assert options["device_requests"][0]["Count"] == 1
+
+
+def test_docker_container_without_limits_asked_sets_none(tmp_path):
+    options = container_options(tmp_path, Limits(memory_bytes=None, pids=None, gpus=0))
+    assert not {"mem_limit", "pids_limit", "nano_cpus"} & set(options)
+    assert options["device_requests"] == []
+
+
+def test_docker_reports_a_missing_image_clearly(tmp_path, request):
+    from tests.sandbox.conftest import _docker_usable
+
+    if not _docker_usable():
+        pytest.skip("no Docker engine answers here")
+    sandbox = DockerSandbox(image="kernel-arena-sandbox:does-not-exist")
+    with pytest.raises(SandboxError, match="make sandbox-image"):
+        sandbox.run(["true"], workdir=tmp_path, env={}, limits=Limits(timeout_s=10))
+
+
+def test_sandbox_for_resolves_docker_once_registered():
+    assert isinstance(sandbox_for("docker"), DockerSandbox)
+
+
+def test_the_engine_alone_explains_where_docker_lives():
+    # A fresh interpreter that never imported arena: the grader host's situation.
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from evaluator.engine.sandbox import sandbox_for\nsandbox_for('docker')",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert probe.returncode != 0
+    assert "arena.sandboxes" in probe.stderr and "Docker SDK" in probe.stderr
+
+
+def test_unknown_backends_are_named_with_the_choices():
+    with pytest.raises(SandboxError, match="choose one of auto, process, bwrap"):
+        sandbox_for("chroot")
+
+
+def test_on_cgroup_v2_the_limits_are_written_to_one_group(tmp_path):
+    # A stand-in for a v2 mount: the same files the kernel exposes, as plain files.
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("")
+    cgroup = _Cgroup(Limits(memory_bytes=2**30, pids=64, cpus=0.5), root=tmp_path)
+    [folder] = {cgroup.dirs[c] for c in ("pids", "memory", "cpu")}
+    assert folder.parent == tmp_path and folder.name.startswith("arena-sandbox-")
+    written = {f.name: f.read_text() for f in folder.iterdir()}
+    assert written == {
+        "pids.max": "64",
+        "memory.max": str(2**30),
+        "memory.swap.max": "0",
+        "cpu.max": "50000 100000",
+    }
+    assert set((tmp_path / "cgroup.subtree_control").read_text().split()) == {
+        "+pids",
+        "+memory",
+        "+cpu",
+    }
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert cgroup.oom_killed() is True
+
+
+def test_where_no_cgroup_can_be_made_nothing_claims_to_enforce(tmp_path):
+    cgroup = _Cgroup(Limits(pids=64), root=tmp_path / "absent")
+    assert not cgroup.enforces("pids") and cgroup.members() == set()
+
+
+def test_groups_left_by_a_killed_supervisor_are_swept(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("+pids")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"arena-sandbox-{dead.pid}-00000000"
+    alive = tmp_path / f"arena-sandbox-{os.getpid()}-00000000"
+    stale.mkdir()
+    alive.mkdir()
+    _Cgroup(Limits(pids=8), root=tmp_path)
+    assert not stale.exists()
+    assert alive.exists()
