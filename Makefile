@@ -11,7 +11,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # Tests run with DEBUG off, as production does; the key only signs test sessions.
 TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
 
-.PHONY: run test test-embedded test-services lint format setup system-deps clean
+.PHONY: run test test-embedded test-services lint format setup system-deps sandbox-image clean
 
 setup: $(STAMP)
 
@@ -23,22 +23,38 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $(STAMP)
 
-# bubblewrap backs the grader's bwrap sandbox and its isolation tests.
+# bubblewrap backs the grader's bwrap sandbox and its isolation tests; Debian's Chromium runs
+# the browser tests (Playwright drives it through executable_path, no browser download);
+# docker.io backs the docker sandbox, whose engine is started here when none is running.
 system-deps:
-	@command -v bwrap >/dev/null || { \
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
-	  else echo "warning: bubblewrap is missing; the bwrap sandbox tests will be skipped"; fi; }
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "warning: missing$$missing; the tests that need them will be skipped"; fi; fi
+	@if ! command -v dockerd >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io) || \
+	  echo "warning: docker.io could not be installed; the docker sandbox tests will be skipped"; fi
+	@if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  mkdir -p var && (nohup dockerd >var/dockerd.log 2>&1 &) ; \
+	  for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; \
+	  docker info >/dev/null 2>&1 || echo "warning: dockerd did not start (var/dockerd.log)"; fi
+
+# The docker sandbox's image, built offline from this machine's files (docs/sandboxes.md).
+sandbox-image: $(STAMP)
+	PYTHON=$(BIN)/python sandbox/image/build.sh full
 
 run: $(STAMP)
 	export ARENA_DEBUG=$${ARENA_DEBUG:-1}; \
 	$(BIN)/python manage.py migrate --no-input -v 0 && \
 	$(BIN)/python manage.py sync_tasks && \
+	$(BIN)/python manage.py seed_demo --if-empty && \
 	exec $(BIN)/python manage.py serve --addr $(ADDR)
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/ruff format --no-cache --check .
 	$(BIN)/mypy
 
 format: $(STAMP)

@@ -1,7 +1,13 @@
 """Catalogue checks that need a GPU, in one call on a lent GPU host (no Django there):
 
-    python3 bench/catalog_gpu.py baselines OUT.json [--compile]  # eager + SOTA (+ compile)
+    python3 bench/catalog_gpu.py baselines OUT.json [--compile [--warm N]] [SLUG ...]
     python3 bench/catalog_gpu.py starters OUT.json    # grade every CUDA/Triton starter
+    python3 bench/catalog_gpu.py merge OUT.json PART.json [PART.json ...]
+
+`baselines` times eager and SOTA (and torch.compile with --compile) per visible shape, for
+every task or the slugs named. `--warm N` first compiles every shape in N parallel processes so
+that the timed pass, which runs alone on the GPU, loads the compiled kernels from the on-disk
+caches. `merge` joins baselines files measured in parts on the same GPU.
 
 `baselines` writes what tasks/baselines/<gpu>.json holds (see tasks/validation.py) and fails
 when an eager time falls outside 0.1-20 ms or a SOTA output is wrong. `starters` grades each
@@ -53,9 +59,42 @@ def grade_starters(out: Path) -> int:
     return 1 if failed else 0
 
 
+def merge_baselines(out: Path, parts: list[Path]) -> int:
+    merged: dict = {}
+    for part in parts:
+        data = json.loads(part.read_text())
+        if merged and (merged["gpu"], merged["torch"]) != (data["gpu"], data["torch"]):
+            print(f"{part} was measured on {data['gpu']} / torch {data['torch']}, not the same")
+            return 1
+        tasks = merged.get("tasks", {})
+        merged = {**data, "tasks": {**tasks, **data["tasks"]}}
+    out.write_text(json.dumps(merged, indent=1, sort_keys=True))
+    return 0
+
+
+def task_folders(slugs: list[str]) -> list[Path]:
+    folders = {load_task(f).slug: f for f in iter_task_folders(catalog_root())}
+    unknown = [s for s in slugs if s not in folders]
+    if unknown:
+        raise SystemExit(f"unknown task slugs: {unknown}")
+    return [folders[s] for s in slugs]
+
+
+def baselines(out: Path, args: list[str]) -> int:
+    with_compile = "--compile" in args
+    warm = int(args[args.index("--warm") + 1]) if "--warm" in args else 0
+    slugs = [a for i, a in enumerate(args) if not a.startswith("--") and args[i - 1] != "--warm"]
+    folders = [str(f) for f in task_folders(slugs)]
+    if with_compile and warm:
+        validation_main(["--warm-compile", str(warm), *folders])
+    flags = ["--with-compile"] if with_compile else []
+    return validation_main(["--gpu-baselines", str(out), *flags, *folders])
+
+
 if __name__ == "__main__":
     command, out = sys.argv[1], Path(sys.argv[2])
     if command == "starters":
         sys.exit(grade_starters(out))
-    flags = ["--with-compile"] if "--compile" in sys.argv[3:] else []
-    sys.exit(validation_main(["--gpu-baselines", str(out), *flags]))
+    if command == "merge":
+        sys.exit(merge_baselines(out, [Path(p) for p in sys.argv[3:]]))
+    sys.exit(baselines(out, sys.argv[3:]))

@@ -1,7 +1,8 @@
 """Leaderboard scores over graded runs: plain functions, tested against hand-computed examples.
 
 A run enters the speed scores only when it is ranked (status passed, no flags); a flagged run
-counts as attempted and compiled as it was, but never as correct or fast.
+counts as attempted and compiled as it was, but never as correct or fast. The selectors compute
+the same numbers in SQL; the tests hold both to these definitions.
 """
 
 import math
@@ -24,6 +25,10 @@ class RunRecord:
     unseen_correct: int = 0
     unseen_total: int = 0
     overfit: bool = False
+    flagged: bool = False  # the grader raised at least one flag
+    tokens: int = 0
+    cost_usd: float | None = None
+    repeat: int = 1  # 1 for the agent's first run on the task, 2 for its second...
 
 
 @dataclass
@@ -40,6 +45,12 @@ class AgentScore:
     generalization_pass_rate: float | None
     overfit_count: int
     flagged: int
+    tokens_per_run: float = 0.0
+    cost_per_run_usd: float | None = None
+    # (mean, sample standard deviation) of the score computed on each repeat separately.
+    fast_1_repeats: tuple[float, float] | None = None
+    speedup_geomean_all_repeats: tuple[float, float] | None = None
+    repeats: int = 0
     per_task_speedups: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -66,6 +77,7 @@ def agent_score(agent: str, records: Sequence[RunRecord]) -> AgentScore:
     for r in ranked_correct:
         if r.speedup is not None:
             speedups.setdefault(r.task, []).append(r.speedup)
+    by_repeat = split_by_repeat(records)
     return AgentScore(
         agent=agent,
         runs=len(records),
@@ -74,10 +86,7 @@ def agent_score(agent: str, records: Sequence[RunRecord]) -> AgentScore:
         correctness_rate=_share(records, lambda r: r.correct and r.ranked),
         fast_p={p: fast_p(records, p) for p in FAST_P_THRESHOLDS},
         speedup_geomean_correct=geomean(r.speedup for r in ranked_correct if r.speedup),
-        # Every attempted run counts; a failure is a 1x speedup (no better than eager).
-        speedup_geomean_all=geomean(
-            (r.speedup if r.ranked and r.correct and r.speedup else 1.0) for r in records
-        ),
+        speedup_geomean_all=speedup_geomean_all(records),
         roofline_geomean=geomean(
             r.roofline_fraction for r in ranked_correct if r.roofline_fraction
         ),
@@ -85,9 +94,28 @@ def agent_score(agent: str, records: Sequence[RunRecord]) -> AgentScore:
             sum(r.unseen_correct for r in seen_correct) / unseen_total if unseen_total else None
         ),
         overfit_count=sum(1 for r in records if r.overfit),
-        flagged=sum(1 for r in records if r.correct and not r.ranked),
+        flagged=sum(1 for r in records if r.flagged),
+        tokens_per_run=sum(r.tokens for r in records) / len(records) if records else 0.0,
+        cost_per_run_usd=_mean([r.cost_usd for r in records if r.cost_usd is not None]),
+        fast_1_repeats=mean_and_spread([fast_p(rs, 1.0) for rs in by_repeat.values()]),
+        speedup_geomean_all_repeats=mean_and_spread(
+            [speedup_geomean_all(rs) or 1.0 for rs in by_repeat.values()]
+        ),
+        repeats=len(by_repeat),
         per_task_speedups=speedups,
     )
+
+
+def speedup_geomean_all(records: Sequence[RunRecord]) -> float | None:
+    """Geometric-mean speedup over every attempted run, a failure counting as 1x."""
+    return geomean((r.speedup if r.ranked and r.correct and r.speedup else 1.0) for r in records)
+
+
+def split_by_repeat(records: Sequence[RunRecord]) -> dict[int, list[RunRecord]]:
+    by_repeat: dict[int, list[RunRecord]] = {}
+    for r in records:
+        by_repeat.setdefault(r.repeat, []).append(r)
+    return dict(sorted(by_repeat.items()))
 
 
 def mean_and_spread(values: Sequence[float]) -> tuple[float, float] | None:
@@ -99,6 +127,10 @@ def mean_and_spread(values: Sequence[float]) -> tuple[float, float] | None:
         return mean, 0.0
     variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
     return mean, math.sqrt(variance)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _share(records: Sequence[RunRecord], predicate: Callable[[RunRecord], bool]) -> float:

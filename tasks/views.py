@@ -2,6 +2,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
+from leaderboard.views import task_runs_context
 from tasks.models import Task
 from tasks.selectors import task_folder, task_get_active, task_list, task_shape_rows
 from transcripts.render.highlight import python_to_html
@@ -31,5 +32,6 @@ def task_detail(request, slug: str):
         "manifest": task.manifest,
         "rows": task_shape_rows(task=task),
         "reference_html": mark_safe(python_to_html(source)),  # noqa: S308 - escaped by Pygments
+        **task_runs_context(task=task),
     }
     return render(request, "tasks/detail.html", context)

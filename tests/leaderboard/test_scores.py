@@ -1,10 +1,17 @@
-"""Leaderboard scores against examples computed by hand."""
+"""Leaderboard scores against examples computed by hand, in Python and in SQL."""
 
 import math
 
 import pytest
 
-from leaderboard.scores import RunRecord, agent_score, fast_p, geomean, mean_and_spread
+from leaderboard.scores import (
+    RunRecord,
+    agent_score,
+    fast_p,
+    geomean,
+    mean_and_spread,
+    split_by_repeat,
+)
 
 
 def run(
@@ -17,6 +24,10 @@ def run(
     roofline=None,
     unseen=(0, 0),
     overfit=False,
+    flagged=False,
+    tokens=0,
+    cost=None,
+    repeat=1,
 ):
     return RunRecord(
         agent="a",
@@ -30,16 +41,20 @@ def run(
         unseen_correct=unseen[0],
         unseen_total=unseen[1],
         overfit=overfit,
+        flagged=flagged,
+        tokens=tokens,
+        cost_usd=cost,
+        repeat=repeat,
     )
 
 
 RECORDS = [
-    run("t1", speedup=2.0, roofline=0.5, unseen=(5, 5)),
-    run("t2", speedup=0.5, roofline=0.2, unseen=(3, 5), overfit=False),
-    run("t3", compiled=False, correct=False),
-    run("t4", correct=False, unseen=(0, 0)),
+    run("t1", speedup=2.0, roofline=0.5, unseen=(5, 5), tokens=1000, cost=0.5),
+    run("t2", speedup=0.5, roofline=0.2, unseen=(3, 5), tokens=3000, cost=1.5),
+    run("t3", compiled=False, correct=False, tokens=2000),
+    run("t4", correct=False, unseen=(0, 0), tokens=2000, cost=1.0),
     # Correct but flagged (say, tampering): attempted, compiled, never correct or fast.
-    run("t5", ranked=False, speedup=10.0, roofline=0.9),
+    run("t5", ranked=False, speedup=10.0, roofline=0.9, flagged=True, tokens=2000, cost=2.0),
 ]
 
 
@@ -64,10 +79,31 @@ def test_agent_score_by_hand():
     assert score.generalization_pass_rate == pytest.approx(8 / 10)
     assert score.flagged == 1
     assert score.per_task_speedups == {"t1": [2.0], "t2": [0.5]}
+    # 10,000 tokens over 5 runs; cost known for 4 runs: (0.5 + 1.5 + 1 + 2) / 4.
+    assert score.tokens_per_run == pytest.approx(2000)
+    assert score.cost_per_run_usd == pytest.approx(1.25)
+
+
+def test_mean_and_spread_over_repeats_by_hand():
+    records = [
+        run("t1", speedup=4.0, repeat=1),
+        run("t2", correct=False, ranked=False, repeat=1),
+        run("t1", speedup=1.0, repeat=2),  # correct but not faster than 1x
+        run("t2", speedup=0.25, repeat=2),
+    ]
+    assert list(split_by_repeat(records)) == [1, 2]
+    score = agent_score("a", records)
+    # fast_1 per repeat: 1/2 and 0/2 -> mean 0.25, sample sd sqrt(2 * 0.25^2) = 0.3536.
+    assert score.repeats == 2
+    assert score.fast_1_repeats == pytest.approx((0.25, math.sqrt(0.125)))
+    # geomean over all: repeat 1 sqrt(4 * 1) = 2, repeat 2 sqrt(1 * 0.25) = 0.5.
+    assert score.speedup_geomean_all_repeats == pytest.approx((1.25, math.sqrt(2 * 0.75**2)))
 
 
 def test_overfit_runs_are_counted():
-    score = agent_score("a", [run("t1", correct=True, ranked=False, unseen=(0, 5), overfit=True)])
+    score = agent_score(
+        "a", [run("t1", correct=True, ranked=False, unseen=(0, 5), overfit=True, flagged=True)]
+    )
     assert score.overfit_count == 1
     assert score.generalization_pass_rate == 0.0
     assert score.correctness_rate == 0.0
@@ -78,51 +114,7 @@ def test_geomean_ignores_missing_values():
     assert geomean([]) is None
 
 
-def test_mean_and_spread_over_repeats():
+def test_mean_and_spread():
     assert mean_and_spread([1.0, 2.0, 3.0]) == pytest.approx((2.0, 1.0))
     assert mean_and_spread([1.5]) == (1.5, 0.0)
     assert mean_and_spread([]) is None
-
-
-@pytest.mark.django_db
-def test_agent_score_list_reads_graded_submissions(catalog_tasks):
-    from django.utils import timezone
-
-    from arena.models import Agent, Run, Submission
-    from evaluator.models import Evaluation
-    from leaderboard.selectors import agent_score_list
-    from tasks.models import Task
-
-    task = Task.objects.get(slug="silu")
-
-    def graded(agent, *, correct, ranked, speedup, flags=()):
-        evaluation = Evaluation.objects.create(
-            task=task,
-            task_version=task.version_hash,
-            solution_code="#",
-            solution_sha256="0",
-            status="passed" if correct else "failed",
-            ranked=ranked,
-            finished_at=timezone.now(),
-            result={
-                "gates": {"compile": {"passed": True}, "correctness": {"passed": correct}},
-                "summary": {"speedup_vs_eager": speedup},
-                "per_shape": [{"seen": False, "correct": correct}] * 2,
-                "flags": [{"code": c, "message": ""} for c in flags],
-            },
-        )
-        run = Run.objects.create(agent=agent, task=task, status=Run.Status.DONE)
-        Submission.objects.create(run=run, evaluation=evaluation)
-
-    fast = Agent.objects.create(slug="fast", name="Fast")
-    slow = Agent.objects.create(slug="slow", name="Slow")
-    graded(fast, correct=True, ranked=True, speedup=3.0)
-    graded(fast, correct=True, ranked=False, speedup=9.0, flags=["tampering"])
-    graded(slow, correct=False, ranked=False, speedup=None)
-    scores = agent_score_list()
-    assert [s.agent for s in scores] == ["fast", "slow"]
-    assert scores[0].fast_p[1.0] == pytest.approx(0.5)
-    assert scores[0].flagged == 1
-    assert scores[0].generalization_pass_rate == pytest.approx(1.0)
-    assert scores[1].compile_rate == 1.0 and scores[1].correctness_rate == 0.0
-    assert agent_score_list(category="hard") == []

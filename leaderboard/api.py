@@ -1,0 +1,390 @@
+"""The public read API: leaderboard, agents, tasks and runs. No authentication; hidden runs
+never appear. One view per operation; query parameters are validated by an InputSerializer."""
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena.models import Run
+from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore
+from leaderboard.selectors import (
+    SORT_KEYS,
+    ScoreFilters,
+    agent_get,
+    agent_scores_by_category,
+    agent_task_rows,
+    leaderboard_cached,
+    leaderboard_rows,
+    run_get_public,
+    run_list_public,
+    runs_attach_scores,
+)
+from tasks.models import Task
+from tasks.selectors import task_get_active, task_list
+
+RUN_STATUSES = Run.Status.values
+CATEGORIES = Task.Category.values
+
+
+class Pagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 500
+
+
+def _paginated(view: APIView, request, items, serializer_class, *, prepare=None) -> Response:
+    paginator = view.pagination_class()
+    page = paginator.paginate_queryset(items, request, view=view)
+    if prepare is not None:
+        page = prepare(page)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def _query(serializer_class, request) -> dict:
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+# --- output shapes ----------------------------------------------------------------------------
+
+
+class AgentOutputSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    harness = serializers.CharField()
+    model = serializers.CharField()
+    effort = serializers.CharField()
+    cli_version = serializers.CharField()
+
+
+class SpreadSerializer(serializers.Serializer):
+    mean = serializers.FloatField()
+    spread = serializers.FloatField(help_text="sample standard deviation over repeats")
+
+
+class FastPSerializer(serializers.Serializer):
+    p0 = serializers.FloatField(help_text="correct (ranked) runs over attempted")
+    p1 = serializers.FloatField(help_text="correct and faster than eager")
+    p1_5 = serializers.FloatField()
+    p2 = serializers.FloatField()
+
+
+def _fast_key(p: float) -> str:
+    return "p" + f"{p:g}".replace(".", "_")
+
+
+class ScoreOutputSerializer(serializers.Serializer):
+    runs = serializers.IntegerField()
+    tasks_attempted = serializers.IntegerField()
+    compile_rate = serializers.FloatField()
+    correctness_rate = serializers.FloatField()
+    fast_p = serializers.SerializerMethodField()
+    speedup_geomean_correct = serializers.FloatField(allow_null=True)
+    speedup_geomean_all = serializers.FloatField(allow_null=True)
+    roofline_geomean = serializers.FloatField(allow_null=True)
+    generalization_pass_rate = serializers.FloatField(allow_null=True)
+    overfit_count = serializers.IntegerField()
+    flagged = serializers.IntegerField()
+    tokens_per_run = serializers.FloatField()
+    cost_per_run_usd = serializers.FloatField(allow_null=True)
+    repeats = serializers.IntegerField()
+    fast_1_repeats = serializers.SerializerMethodField()
+    speedup_geomean_all_repeats = serializers.SerializerMethodField()
+
+    @extend_schema_field(FastPSerializer)
+    def get_fast_p(self, score: AgentScore) -> dict[str, float]:
+        return {_fast_key(p): score.fast_p[p] for p in FAST_P_THRESHOLDS}
+
+    @extend_schema_field(SpreadSerializer(allow_null=True))
+    def get_fast_1_repeats(self, score: AgentScore):
+        return _spread(score.fast_1_repeats)
+
+    @extend_schema_field(SpreadSerializer(allow_null=True))
+    def get_speedup_geomean_all_repeats(self, score: AgentScore):
+        return _spread(score.speedup_geomean_all_repeats)
+
+
+def _spread(pair: tuple[float, float] | None) -> dict[str, float] | None:
+    return {"mean": pair[0], "spread": pair[1]} if pair else None
+
+
+class ScoreFilterInputSerializer(serializers.Serializer):
+    category = serializers.ChoiceField(choices=CATEGORIES, required=False)
+    gpu = serializers.CharField(max_length=100, required=False, help_text="the GPU's name")
+    suite = serializers.CharField(
+        max_length=120, required=False, help_text="a suite version, <suite>@<12 hex>"
+    )
+
+    def filters(self) -> ScoreFilters:
+        data = self.validated_data
+        return ScoreFilters(
+            category=data.get("category", ""),
+            gpu=data.get("gpu", ""),
+            suite_version=data.get("suite", ""),
+        )
+
+
+# --- leaderboard ------------------------------------------------------------------------------
+
+
+class LeaderboardApi(APIView):
+    """GET /api/v1/leaderboard: one row per agent, ranked."""
+
+    pagination_class = Pagination  # also tells the schema the response is paginated
+
+    class InputSerializer(ScoreFilterInputSerializer):
+        sort = serializers.ChoiceField(choices=list(SORT_KEYS), default="fast_1")
+        limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+        offset = serializers.IntegerField(min_value=0, required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        rank = serializers.IntegerField()
+        agent = AgentOutputSerializer()
+        score = ScoreOutputSerializer()
+
+    @extend_schema(
+        parameters=[InputSerializer],
+        responses=OutputSerializer(many=True),
+        summary="The ranking of agents",
+    )
+    def get(self, request):
+        serializer = self.InputSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        filters, sort = serializer.filters(), serializer.validated_data["sort"]
+
+        def build() -> dict:
+            rows = leaderboard_rows(filters=filters, sort=sort)
+            ranked = [
+                {"rank": i, "agent": row.agent, "score": row.score} for i, row in enumerate(rows, 1)
+            ]
+            return _paginated(self, request, ranked, self.OutputSerializer).data
+
+        # The serialized page is cached too; its next/previous links name the host asked.
+        limit, offset = (serializer.validated_data.get(k) for k in ("limit", "offset"))
+        key = f"api-leaderboard:{filters.key()}:{sort}:{limit}:{offset}:{request.get_host()}"
+        return Response(leaderboard_cached(key, build))
+
+
+# --- agents -----------------------------------------------------------------------------------
+
+
+class AgentListApi(APIView):
+    """GET /api/v1/agents: every agent with a public graded run, with its overall score."""
+
+    pagination_class = Pagination  # also tells the schema the response is paginated
+
+    class InputSerializer(ScoreFilterInputSerializer):
+        limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+        offset = serializers.IntegerField(min_value=0, required=False)
+
+    class OutputSerializer(AgentOutputSerializer):
+        score = ScoreOutputSerializer()
+
+    @extend_schema(parameters=[InputSerializer], responses=OutputSerializer(many=True))
+    def get(self, request):
+        serializer = self.InputSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        rows = sorted(leaderboard_rows(filters=serializer.filters()), key=lambda r: r.agent.slug)
+        agents = [_agent_with(row.agent, score=row.score) for row in rows]
+        return _paginated(self, request, agents, self.OutputSerializer)
+
+
+def _agent_with(agent, **extra) -> dict:
+    fields = ("slug", "name", "harness", "model", "effort", "cli_version")
+    return {**{f: getattr(agent, f) for f in fields}, **extra}
+
+
+class TaskRowSerializer(serializers.Serializer):
+    task = serializers.CharField(source="task__slug")
+    category = serializers.CharField()
+    runs = serializers.IntegerField(source="n_runs")
+    ranked = serializers.IntegerField(source="n_ranked")
+    flagged = serializers.IntegerField(source="n_flagged")
+    best_speedup = serializers.FloatField(allow_null=True)
+    mean_speedup = serializers.FloatField(allow_null=True)
+    spread_speedup = serializers.FloatField(allow_null=True)
+    best_roofline = serializers.FloatField(allow_null=True)
+    tokens_per_run = serializers.FloatField(source="tokens_avg", allow_null=True)
+    cost_per_run_usd = serializers.FloatField(source="cost_avg", allow_null=True)
+
+
+class ScoreByCategorySerializer(ScoreOutputSerializer):
+    category = serializers.CharField(source="agent")  # scores grouped by category carry its name
+
+
+class AgentDetailApi(APIView):
+    """GET /api/v1/agents/<slug>: the agent's score overall, per category and per task."""
+
+    class OutputSerializer(AgentOutputSerializer):
+        score = ScoreOutputSerializer(allow_null=True)
+        categories = ScoreByCategorySerializer(many=True)
+        tasks = TaskRowSerializer(many=True)
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, slug: str):
+        agent = agent_get(slug=slug)
+        if agent is None:
+            raise Http404(f"no agent {slug!r}")
+        overall = [r.score for r in leaderboard_rows(filters=ScoreFilters()) if r.agent == agent]
+        by_category = sorted(agent_scores_by_category(agent=agent).items())
+        data = _agent_with(
+            agent,
+            score=overall[0] if overall else None,
+            categories=[score for _, score in by_category],
+            tasks=agent_task_rows(agent=agent),
+        )
+        return Response(self.OutputSerializer(data).data)
+
+
+# --- tasks ------------------------------------------------------------------------------------
+
+
+class TaskOutputSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    category = serializers.CharField()
+    suite = serializers.CharField()
+    dtype = serializers.CharField()
+    regime = serializers.CharField()
+    version = serializers.CharField(source="version_hash")
+    backends = serializers.SerializerMethodField()
+
+    def get_backends(self, task: Task) -> list[str]:
+        return list(task.manifest.get("backends", []))
+
+
+class TaskListApi(APIView):
+    """GET /api/v1/tasks: the active catalogue."""
+
+    pagination_class = Pagination  # also tells the schema the response is paginated
+
+    class InputSerializer(serializers.Serializer):
+        category = serializers.ChoiceField(choices=CATEGORIES, required=False)
+        backend = serializers.ChoiceField(choices=["cuda", "triton"], required=False)
+        limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+        offset = serializers.IntegerField(min_value=0, required=False)
+
+    @extend_schema(parameters=[InputSerializer], responses=TaskOutputSerializer(many=True))
+    def get(self, request):
+        query = _query(self.InputSerializer, request)
+        tasks = task_list(category=query.get("category", ""), backend=query.get("backend", ""))
+        return _paginated(self, request, tasks, TaskOutputSerializer)
+
+
+class TaskDetailApi(APIView):
+    """GET /api/v1/tasks/<slug>: one task with its visible shapes and formulas."""
+
+    class OutputSerializer(TaskOutputSerializer):
+        flops = serializers.CharField(source="manifest.flops", default="")
+        bytes = serializers.CharField(source="manifest.bytes", default="")
+        visible_shapes = serializers.ListField(
+            source="manifest.visible_shapes", child=serializers.DictField(), default=list
+        )
+        prompt = serializers.CharField()
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, slug: str):
+        task = task_get_active(slug=slug)
+        if task is None:
+            raise Http404(f"no task {slug!r}")
+        return Response(self.OutputSerializer(task).data)
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    agent = serializers.CharField(source="agent.slug")
+    task = serializers.CharField(source="task.slug")
+    category = serializers.CharField(source="task.category")
+    status = serializers.CharField()
+    failure_reason = serializers.CharField()
+    source = serializers.CharField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cache_read_tokens = serializers.IntegerField()
+    cost_usd = serializers.FloatField(allow_null=True)
+    duration_s = serializers.FloatField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    verdict = serializers.CharField(source="score_status", allow_null=True)
+    ranked = serializers.BooleanField(source="score_ranked", allow_null=True)
+    flagged = serializers.BooleanField(source="score_flagged", allow_null=True)
+    speedup = serializers.FloatField(source="score_speedup", allow_null=True)
+    roofline_fraction = serializers.FloatField(source="score_roofline_fraction", allow_null=True)
+    reward = serializers.FloatField(source="score_reward", allow_null=True)
+    gpu = serializers.CharField(source="score_gpu", allow_null=True)
+
+
+class RunListApi(APIView):
+    """GET /api/v1/runs: public runs, newest first, with the verdict of their latest grading."""
+
+    pagination_class = Pagination  # also tells the schema the response is paginated
+
+    class InputSerializer(serializers.Serializer):
+        agent = serializers.SlugField(max_length=100, required=False)
+        task = serializers.CharField(max_length=200, required=False)
+        category = serializers.ChoiceField(choices=CATEGORIES, required=False)
+        status = serializers.ChoiceField(choices=RUN_STATUSES, required=False)
+        gpu = serializers.CharField(max_length=100, required=False)
+        limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
+        offset = serializers.IntegerField(min_value=0, required=False)
+
+    @extend_schema(parameters=[InputSerializer], responses=RunOutputSerializer(many=True))
+    def get(self, request):
+        query = _query(self.InputSerializer, request)
+        filters = {
+            k: query[k] for k in ("agent", "task", "category", "status", "gpu") if k in query
+        }
+        runs = run_list_public(**filters)
+        return _paginated(self, request, runs, RunOutputSerializer, prepare=runs_attach_scores)
+
+
+class RunEvaluationOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    status = serializers.CharField()
+    ranked = serializers.BooleanField()
+    reward = serializers.FloatField(allow_null=True)
+    device = serializers.CharField()
+    gates = serializers.DictField(source="result.gates", default=dict)
+    summary = serializers.DictField(source="result.summary", default=dict)
+    flags = serializers.ListField(
+        source="result.flags", child=serializers.DictField(), default=list
+    )
+    per_shape = serializers.ListField(
+        source="result.per_shape", child=serializers.DictField(), default=list
+    )
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class RunDetailApi(APIView):
+    """GET /api/v1/runs/<id>: a run and each of its evaluations, as the grader recorded them."""
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField(source="pk")
+        agent = AgentOutputSerializer()
+        task = serializers.CharField(source="task.slug")
+        category = serializers.CharField(source="task.category")
+        status = serializers.CharField()
+        failure_reason = serializers.CharField()
+        input_tokens = serializers.IntegerField()
+        output_tokens = serializers.IntegerField()
+        cost_usd = serializers.FloatField(allow_null=True)
+        created_at = serializers.DateTimeField()
+        evaluations = serializers.SerializerMethodField()
+
+        @extend_schema_field(RunEvaluationOutputSerializer(many=True))
+        def get_evaluations(self, run: Run) -> list[dict]:
+            evaluations = [s.evaluation for s in run.submissions.all()]
+            return RunEvaluationOutputSerializer(evaluations, many=True).data
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, run_id: int):
+        run = run_get_public(run_id=run_id)
+        if run is None:
+            raise Http404(f"no run {run_id}")
+        return Response(self.OutputSerializer(run).data)

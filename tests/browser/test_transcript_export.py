@@ -1,0 +1,204 @@
+"""The exported transcript in real Chromium: hostile logs run nothing, nothing leaves the file."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.transcripts.render.injection import PAYLOADS, hostile_context, hostile_transcript
+from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn
+from transcripts.render import export_html
+
+
+@pytest.fixture
+def offline_page(page):
+    """The page with the network off and every request recorded (and refused unless a file)."""
+    page.requests = []
+    page.dialogs = []
+    page.on("request", lambda request: page.requests.append(request.url))
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+
+    def route(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", route)
+    page.context.set_offline(True)
+    return page
+
+
+def open_file(page, tmp_path, html: str, name: str = "run.html"):
+    path = tmp_path / name
+    path.write_text(html, encoding="utf-8")
+    page.goto(path.as_uri())
+    return path.as_uri()
+
+
+def expand_everything(page):
+    page.click("#expand-all")
+    page.wait_for_function("document.querySelectorAll('template.lazy').length === 0")
+    # Hover and focus everything once, so that a payload hooked on those events would fire.
+    for selector in ["a", "button", "summary", "input"]:
+        for handle in page.query_selector_all(selector)[:60]:
+            handle.dispatch_event("mouseover")
+            handle.dispatch_event("focus")
+
+
+def assert_nothing_ran(page):
+    assert page.evaluate("window.__pwned === undefined && window.parent.__pwned === undefined")
+    assert page.dialogs == []
+
+
+def test_injection_corpus_in_every_field_runs_nothing(offline_page, tmp_path):
+    html = export_html(hostile_transcript(), context=hostile_context(PAYLOADS[3]))
+    url = open_file(offline_page, tmp_path, html)
+    expand_everything(offline_page)
+    offline_page.fill("#search", "pwned")
+    offline_page.press("#search", "Enter")
+    for tab in ["solution", "grader", "timeline"]:
+        offline_page.click(f"[data-tab={tab}]")
+    offline_page.wait_for_timeout(300)
+    assert_nothing_ran(offline_page)
+    assert offline_page.js_errors == []
+    assert offline_page.requests == [url]
+    # The payloads are on the page as text, where a reader can see them.
+    assert offline_page.locator("text=<svg onload=window.__pwned=1;alert(1)>").count() > 0
+
+
+def test_escaping_alone_holds_without_the_content_security_policy(offline_page, tmp_path):
+    html = export_html(hostile_transcript(), context=hostile_context(PAYLOADS[5]))
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html, count=1)
+    assert "<meta http-equiv" not in html
+    open_file(offline_page, tmp_path, html)
+    expand_everything(offline_page)
+    offline_page.wait_for_timeout(300)
+    assert_nothing_ran(offline_page)
+
+
+def test_the_export_makes_no_request_beyond_itself(offline_page, tmp_path):
+    events = [Event(id=f"e{i}", kind=EventKind.TOOL_RESULT, text=f"out {i}") for i in range(2000)]
+    turns = [Turn(index=i + 1, events=events[i * 4 : i * 4 + 4]) for i in range(500)]
+    html = export_html(Transcript(format="test", threads=[Thread(id="main", turns=turns)]))
+    url = open_file(offline_page, tmp_path, html)
+    offline_page.mouse.wheel(0, 200_000)
+    expand_everything(offline_page)
+    assert offline_page.requests == [url]
+    assert offline_page.js_errors == []
+
+
+def test_a_folded_section_becomes_live_when_clicked(page, tmp_path):
+    html = export_html(
+        Transcript(
+            format="test",
+            threads=[
+                Thread(
+                    id="main",
+                    turns=[
+                        Turn(
+                            index=1,
+                            events=[Event(id="r", kind=EventKind.REASONING, text="deep thought")],
+                        )
+                    ],
+                )
+            ],
+        )
+    )
+    open_file(page, tmp_path, html)
+    assert page.locator("text=deep thought").count() == 0
+    page.click("#e-r summary")
+    expect(page.locator("#e-r pre", has_text="deep thought")).to_be_visible()
+
+
+def nested_transcript() -> Transcript:
+    spawn = Event(id="spawn", kind=EventKind.SUBAGENT_SPAWN, text="look around", child_thread="sub")
+    inner = Event(id="needle", kind=EventKind.TOOL_RESULT, text="the quokka is here")
+    chunked = [
+        Turn(index=i, events=[Event(id=f"t{i}", kind=EventKind.ASSISTANT_TEXT, text=f"step {i}")])
+        for i in range(2, 800)
+    ]
+    late = Turn(index=900, events=[Event(id="late", kind=EventKind.USER_TEXT, text="a QUOKKA too")])
+    return Transcript(
+        format="test",
+        threads=[
+            Thread(id="main", turns=[Turn(index=1, events=[spawn]), *chunked, late]),
+            Thread(
+                id="sub",
+                kind="subagent",
+                title="explorer",
+                parent_event="spawn",
+                turns=[Turn(index=1, events=[inner])],
+            ),
+        ],
+    )
+
+
+def test_search_opens_folds_and_steps_through_matches(page, tmp_path):
+    open_file(page, tmp_path, export_html(nested_transcript()))
+    assert page.locator("#e-needle").count() == 0  # inert until needed
+    page.fill("#search", "quokka")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text("1 / 2")
+    expect(page.locator("#e-needle")).to_be_visible()
+    assert "current" in page.get_attribute("#e-needle", "class")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text("2 / 2")
+    assert "current" in page.get_attribute("#e-late", "class")
+    page.fill("#search", "no such words")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text("no match")
+
+
+def test_an_anchor_to_a_folded_event_opens_its_way_there(page, tmp_path):
+    uri = open_file(page, tmp_path, export_html(nested_transcript()))
+    page.goto(uri + "#e-needle")
+    page.wait_for_selector("#e-needle.targeted")
+    expect(page.locator("#e-needle")).to_be_visible()
+
+
+def test_collapse_all_closes_what_expand_all_opened(page, tmp_path):
+    open_file(page, tmp_path, export_html(nested_transcript()))
+    page.click("#expand-all")
+    expect(page.locator("#e-needle")).to_be_visible()
+    page.click("#collapse-all")
+    expect(page.locator("#e-needle")).not_to_be_visible()
+
+
+def test_readable_on_a_phone(page, tmp_path):
+    page.set_viewport_size({"width": 375, "height": 740})
+    open_file(page, tmp_path, export_html(hostile_transcript(PAYLOADS[:3])))
+    page.click("#expand-all")
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+
+
+def test_a_ten_thousand_event_run_starts_with_a_small_live_dom(page, tmp_path):
+    turns = [
+        Turn(
+            index=i + 1,
+            events=[
+                Event(id=f"c{i}", kind=EventKind.TOOL_CALL, tool_name="Bash", arguments={"n": i}),
+                Event(id=f"r{i}", kind=EventKind.TOOL_RESULT, text=f"result {i}\n" * 40),
+                Event(id=f"t{i}", kind=EventKind.REASONING, text="thinking " * 50),
+                Event(id=f"a{i}", kind=EventKind.ASSISTANT_TEXT, text=f"step {i}"),
+            ],
+        )
+        for i in range(2500)
+    ]
+    html = export_html(Transcript(format="test", threads=[Thread(id="main", turns=turns)]))
+    open_file(page, tmp_path, html)
+    live_events = page.evaluate("document.querySelectorAll('[data-ev]').length")
+    assert live_events <= 200
+    assert page.evaluate("document.getElementsByTagName('*').length") < 3000
+    # Scrolling instantiates the chunks that come near; the last event becomes reachable.
+    for _ in range(40):
+        page.mouse.wheel(0, 50_000)
+        page.wait_for_timeout(30)
+        if page.locator("#e-a2499").count():
+            break
+    assert page.locator("#e-a2499").count() == 1
+    assert page.js_errors == []
+    page.goto("about:blank")  # the kept screenshot of a page this long would not fit in memory

@@ -1,0 +1,203 @@
+"""The SQL aggregation agrees with the hand-computed scores; filters, hiding and the cache."""
+
+import math
+
+import pytest
+from django.core.cache import cache
+
+from leaderboard.models import RunScore
+from leaderboard.selectors import (
+    ScoreFilters,
+    agent_score_list,
+    agent_task_rows,
+    leaderboard_filter_options,
+    leaderboard_rows,
+    matrix_cells,
+    run_list_public,
+    runs_attach_scores,
+    speedup_histogram,
+)
+from leaderboard.services import leaderboard_invalidate, leaderboard_rebuild, leaderboard_record
+from tests.leaderboard.factories import H200, make_agent, make_run, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+
+
+@pytest.fixture
+def board():
+    """The five runs of test_scores.RECORDS, on five tasks, plus a second agent."""
+    alpha, beta = make_agent("alpha"), make_agent("beta")
+    tasks = [make_task(f"t{i}") for i in range(1, 5)] + [make_task("t5", category="hard")]
+    make_run(alpha, tasks[0], speedup=2.0, unseen=(5, 5), tokens=1000, cost_usd=0.5)
+    make_run(alpha, tasks[1], speedup=0.5, unseen=(3, 5), tokens=3000, cost_usd=1.5)
+    make_run(alpha, tasks[2], outcome="no_compile", tokens=2000)
+    make_run(alpha, tasks[3], outcome="incorrect", tokens=2000, cost_usd=1.0)
+    make_run(alpha, tasks[4], speedup=10.0, flags=("tampering",), tokens=2000, cost_usd=2.0)
+    make_run(beta, tasks[0], speedup=3.0, gpu="NVIDIA H100 80GB HBM3")
+    return {"alpha": alpha, "beta": beta, "tasks": tasks}
+
+
+def test_sql_scores_match_the_hand_computed_example(board):
+    rows = {r.agent.slug: r.score for r in leaderboard_rows(filters=ScoreFilters())}
+    a = rows["alpha"]
+    assert a.runs == 5 and a.tasks_attempted == 5
+    assert a.compile_rate == pytest.approx(4 / 5)
+    assert a.correctness_rate == pytest.approx(2 / 5)
+    assert a.fast_p == pytest.approx({0.0: 0.4, 1.0: 0.2, 1.5: 0.2, 2.0: 0.0})
+    assert a.speedup_geomean_correct == pytest.approx(1.0)
+    assert a.speedup_geomean_all == pytest.approx(1.0)
+    # Roofline: the factory's fraction is achieved GB/s over 4800; 2x and 0.5x of a 1 ms eager.
+    gbps = [8 * (1 << 20) / (ms / 1e3) / 1e9 / 4800 for ms in (0.5, 2.0)]
+    assert a.roofline_geomean == pytest.approx(math.sqrt(gbps[0] * gbps[1]))
+    assert a.generalization_pass_rate == pytest.approx(8 / 10)
+    assert a.flagged == 1 and a.overfit_count == 0
+    assert a.tokens_per_run == pytest.approx(2000)
+    assert a.cost_per_run_usd == pytest.approx(1.25)
+    assert a.fast_1_repeats == pytest.approx((0.2, 0.0))
+    assert rows["beta"].fast_p[1.0] == 1.0
+
+
+def test_ranking_sorts_and_filters(board):
+    by_fast_1 = leaderboard_rows(filters=ScoreFilters())
+    assert [r.agent.slug for r in by_fast_1] == ["beta", "alpha"]
+    by_tokens = leaderboard_rows(filters=ScoreFilters(), sort="tokens")
+    assert [r.agent.slug for r in by_tokens] == ["beta", "alpha"]  # 0 tokens is cheapest
+    by_runs = leaderboard_rows(filters=ScoreFilters(), sort="runs")
+    assert [r.agent.slug for r in by_runs] == ["alpha", "beta"]
+    hard = leaderboard_rows(filters=ScoreFilters(category="hard"))
+    assert [(r.agent.slug, r.score.runs, r.score.flagged) for r in hard] == [("alpha", 1, 1)]
+    h100 = leaderboard_rows(filters=ScoreFilters(gpu="NVIDIA H100 80GB HBM3"))
+    assert [r.agent.slug for r in h100] == ["beta"]
+    options = leaderboard_filter_options()
+    assert options["gpus"] == ["NVIDIA H100 80GB HBM3", H200]
+    assert options["suite_versions"] and all(
+        v.startswith("core@") for v in options["suite_versions"]
+    )
+    only = ScoreFilters(suite_version=options["suite_versions"][0])
+    assert len(leaderboard_rows(filters=only)) == 2
+    assert leaderboard_rows(filters=ScoreFilters(suite_version="core@nope")) == []
+    assert agent_score_list(category="cuda2cuda") == []
+
+
+def test_suite_version_changes_with_the_catalogue_and_marks_superseded_results(board):
+    before = RunScore.objects.get(run__agent=board["beta"]).suite_version
+    task = board["tasks"][0]
+    task.version_hash = "f" * 64
+    task.save()
+    again = make_run(board["beta"], task, speedup=1.5)
+    after = RunScore.objects.get(run=again).suite_version
+    assert after.startswith("core@") and after != before
+    old = make_run(board["beta"], task, speedup=1.5)
+    old.submissions.get().evaluation.__class__.objects.filter(submission__run=old).update(
+        task_version="0" * 64
+    )
+    RunScore.objects.filter(run=old).delete()
+    leaderboard_rebuild()
+    assert RunScore.objects.get(run=old).suite_version == "core@superseded"
+
+
+def test_hidden_runs_leave_the_scores_once_invalidated(board):
+    assert len(leaderboard_rows(filters=ScoreFilters())) == 2
+    board["beta"].runs.update(hidden=True)
+    leaderboard_invalidate()
+    assert [r.agent.slug for r in leaderboard_rows(filters=ScoreFilters())] == ["alpha"]
+    assert not run_list_public(agent="beta").exists()
+
+
+def test_recording_a_finished_evaluation_refreshes_the_cached_ranking(board):
+    assert len(leaderboard_rows(filters=ScoreFilters())) == 2
+    gamma = make_agent("gamma")
+    run = make_run(gamma, board["tasks"][0], speedup=5.0)
+    # make_run records through the same service the write side calls.
+    assert RunScore.objects.filter(run=run).exists()
+    ranking = leaderboard_rows(filters=ScoreFilters(), sort="speedup")
+    assert ranking[0].agent.slug == "gamma"
+    submission = run.submissions.get()
+    assert leaderboard_record(submission_id=submission.pk).repeat == 1
+    assert RunScore.objects.filter(run=run).count() == 1  # idempotent
+
+
+def test_unrecorded_evaluations_are_scored_on_the_next_read(board):
+    RunScore.objects.all().delete()
+    leaderboard_invalidate()
+    assert len(leaderboard_rows(filters=ScoreFilters())) == 2
+    assert RunScore.objects.count() == 6
+
+
+def test_repeats_are_numbered_per_agent_and_task(board):
+    task = board["tasks"][0]
+    second = make_run(board["beta"], task, speedup=1.0)
+    third = make_run(board["beta"], task, outcome="incorrect")
+    assert RunScore.objects.get(run=second).repeat == 2
+    assert RunScore.objects.get(run=third).repeat == 3
+    # A rebuild numbers them the same way, after what is already scored.
+    RunScore.objects.filter(run__in=[second, third]).delete()
+    assert leaderboard_rebuild() == 2
+    assert RunScore.objects.get(run=second).repeat == 2
+    assert RunScore.objects.get(run=third).repeat == 3
+    RunScore.objects.all().delete()
+    assert leaderboard_rebuild() == 8
+    assert sorted(RunScore.objects.filter(task__slug="t1").values_list("repeat", flat=True)) == [
+        1,
+        1,
+        2,
+        3,
+    ]
+    beta = {r.agent.slug: r.score for r in leaderboard_rows(filters=ScoreFilters())}["beta"]
+    # fast_1 per repeat: 1, 0 (1.0x is not faster), 0 -> mean 1/3, sample sd sqrt(1/3).
+    assert beta.repeats == 3
+    assert beta.fast_1_repeats == pytest.approx((1 / 3, math.sqrt(1 / 3)))
+    rows = {r["task__slug"]: r for r in agent_task_rows(agent=board["beta"])}
+    assert rows["t1"]["n_runs"] == 3 and rows["t1"]["best_speedup"] == pytest.approx(3.0)
+    assert rows["t1"]["mean_speedup"] == pytest.approx(2.0)
+    assert rows["t1"]["spread_speedup"] == pytest.approx(math.sqrt(2.0))
+
+
+def test_matrix_cells_carry_the_verdict_and_the_run(board):
+    matrix = matrix_cells(filters=ScoreFilters())
+    # Grouped by category (hard before torch2triton), then by slug.
+    assert [t.slug for t in matrix["tasks"]] == ["t5", "t1", "t2", "t3", "t4"]
+    alpha = next(row for row in matrix["grid"] if row["agent"].slug == "alpha")
+    verdicts = [cell["verdict"] for cell in alpha["cells"]]
+    assert verdicts == ["FLAGGED", "PASS", "PASS", "FAIL", "FAIL"]
+    t1_run = board["alpha"].runs.get(task__slug="t1")
+    assert alpha["cells"][1]["run_id"] == t1_run.pk
+    beta = next(row for row in matrix["grid"] if row["agent"].slug == "beta")
+    assert beta["cells"][0] is None and beta["cells"][1]["verdict"] == "PASS"
+
+
+def test_speedup_histogram_bins_ranked_runs_in_powers_of_two(board):
+    bins = speedup_histogram(filters=ScoreFilters())
+    assert {(b["agent"], b["log2_low"], b["n"]) for b in bins} == {
+        ("alpha", 1.0, 1),  # 2x
+        ("alpha", -1.0, 1),  # 0.5x
+        ("beta", 1.5, 1),  # 3x: log2 3 = 1.58
+    }
+
+
+def test_run_list_filters(board):
+    assert run_list_public(agent="alpha").count() == 5
+    assert run_list_public(category="hard").count() == 1
+    assert run_list_public(gpu="NVIDIA H100 80GB HBM3").count() == 1
+    assert run_list_public(status="done", task="t1").count() == 2
+    [first] = runs_attach_scores(list(run_list_public(task="t1", agent="alpha")))
+    assert first.score_ranked is True and first.score_speedup == pytest.approx(2.0)
+    [ungraded] = runs_attach_scores([make_run(board["beta"], board["tasks"][1], status="queued")])
+    assert ungraded.score_status is None
+
+
+def test_ranking_costs_a_fixed_number_of_queries(board, django_assert_max_num_queries):
+    for i in range(20):
+        agent = make_agent(f"extra-{i}")
+        make_run(agent, board["tasks"][i % 5], speedup=1.0 + i / 10)
+    cache.clear()
+    with django_assert_max_num_queries(8):  # generation, rebuild check, scores, repeats, agents
+        rows = leaderboard_rows(filters=ScoreFilters())
+    assert len(rows) == 22
+    with django_assert_max_num_queries(1):  # cached: the generation only
+        leaderboard_rows(filters=ScoreFilters(), sort="cost")
