@@ -106,3 +106,23 @@ def catalog_tasks(db):
 @pytest.fixture
 def solutions_dir() -> Path:
     return REPO / "tests" / "evaluator" / "solutions"
+
+
+@pytest.fixture(scope="session")
+def full_sandbox_image():
+    """The docker sandbox's full image (torch, triton), built for this checkout's interpreter on
+    first use, as `make sandbox-image` does; its tag pins its contents, so an unchanged machine
+    reuses it. ARENA_SANDBOX_IMAGE names it for the session."""
+    build = Path(__file__).resolve().parents[1] / "sandbox" / "image" / "build.sh"
+    built = subprocess.run(
+        [str(build), "full"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable},
+    )
+    assert built.returncode == 0, built.stderr
+    image = built.stdout.strip().splitlines()[-1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ARENA_SANDBOX_IMAGE", image)
+        yield image

@@ -32,6 +32,7 @@ from evaluator.engine.sandbox import (
 )
 
 DEFAULT_IMAGE = "kernel-arena-sandbox:full"
+INTERPRETER_LABEL = "kernel-arena.prefix"
 CHANNEL_DIR = "/run/arena"
 CHANNEL_FD = 3
 LOG_CAP_BYTES = 8 * 1024 * 1024
@@ -63,6 +64,19 @@ def _interpreter_under_tmp() -> list[Path]:
     tmp = Path("/tmp")  # noqa: S108 - compared against, never written
     prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
     return sorted(p for p in prefixes if p.is_relative_to(tmp))
+
+
+def check_interpreter(labels: Mapping[str, str] | None, image: str) -> None:
+    """The image must hold this checkout's Python environment at its host path (build.sh labels
+    it with sys.prefix), unless that environment is bound in from /tmp. An image built for
+    another checkout would otherwise fail inside the container with a bare "not found"."""
+    built_for = (labels or {}).get(INTERPRETER_LABEL)
+    if not built_for or built_for == sys.prefix or _interpreter_under_tmp():
+        return
+    raise SandboxError(
+        f"the sandbox image {image} holds the Python environment {built_for}, not this "
+        f"checkout's {sys.prefix}: rebuild it here with `make sandbox-image`"
+    )
 
 
 def _bind(path: Path, *, read_only: bool) -> Mount:
@@ -209,6 +223,7 @@ def _start(client: docker.DockerClient, options: dict[str, Any]) -> Container:
     then start."""
     image = options["image"]
     try:
+        check_interpreter(client.images.get(image).labels, image)
         container = client.containers.create(**options)
     except docker.errors.ImageNotFound:
         raise SandboxError(

@@ -11,12 +11,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 python=${PYTHON:-$here/../../.venv/bin/python}
 repository=kernel-arena-sandbox
 read -ra extra <<<"${ARENA_IMAGE_EXTRA:-}"
+# The Python environment the image holds, at its host path: the docker sandbox refuses an image
+# built for another checkout's environment rather than failing inside it.
+interpreter=$("$python" -c 'import sys; print(sys.prefix)')
 tag=$("$python" "$here/rootfs.py" --flavour "$flavour" --extra "${extra[@]}" --tag)
 image="$repository:$flavour-$tag"
 if ! docker image inspect "$image" >/dev/null 2>&1; then
   started=$(date +%s)
   "$python" "$here/rootfs.py" --flavour "$flavour" --extra "${extra[@]}" --out - |
     docker import --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
+      --change "LABEL kernel-arena.prefix=$interpreter" \
       --change 'WORKDIR /tmp' - "$image" >/dev/null
   size=$(docker image inspect --format '{{.Size}}' "$image")
   echo "built $image: $((size / 1000000)) MB in $(($(date +%s) - started)) s" >&2

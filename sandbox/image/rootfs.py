@@ -182,7 +182,7 @@ def collect(flavour: str, extra: list[str]) -> list[Path]:
 
 
 def manifest_tag(files: list[Path], flavour: str) -> str:
-    digest = hashlib.sha256(flavour.encode())
+    digest = hashlib.sha256(f"{flavour}\0{sys.prefix}\0labelled".encode())
     for path in files:
         info = path.lstat()
         digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_mode}\n".encode())

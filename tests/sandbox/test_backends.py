@@ -1,17 +1,19 @@
 """How each backend is asked for what it enforces: GPUs, limits, mounts, and the registry.
 No GPU is here, so GPU passthrough is checked on the arguments handed to bwrap and Docker."""
 
+import io
 import itertools
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
 from docker.types import DeviceRequest
 
-from arena.sandboxes import DockerSandbox
-from arena.sandboxes.docker_sandbox import device_requests
+from arena.sandboxes import DockerSandbox, docker_sandbox
+from arena.sandboxes.docker_sandbox import check_interpreter, device_requests
 from evaluator.engine.sandbox import (
     BwrapSandbox,
     Limits,
@@ -128,6 +130,38 @@ def test_docker_reports_a_missing_image_clearly(tmp_path, request):
     sandbox = DockerSandbox(image="kernel-arena-sandbox:does-not-exist")
     with pytest.raises(SandboxError, match="make sandbox-image"):
         sandbox.run(["true"], workdir=tmp_path, env={}, limits=Limits(timeout_s=10))
+
+
+def test_docker_refuses_an_image_built_for_another_checkouts_python(tmp_path, monkeypatch):
+    from tests.sandbox.conftest import _docker_usable
+
+    if not _docker_usable():
+        pytest.skip("no Docker engine answers here")
+    import docker
+
+    # As from a checkout outside /tmp, whose environment is not bound into the container.
+    monkeypatch.setattr(docker_sandbox, "_interpreter_under_tmp", list)
+
+    client = docker.from_env()
+    image = "kernel-arena-sandbox:test-other-prefix"
+    # An empty root filesystem, labelled the way build.sh labels a full image built elsewhere.
+    empty = io.BytesIO()
+    tarfile.open(fileobj=empty, mode="w").close()
+    client.api.import_image_from_data(
+        empty.getvalue(), repository=image, changes=["LABEL kernel-arena.prefix=/elsewhere/.venv"]
+    )
+    try:
+        sandbox = DockerSandbox(image=image)
+        with pytest.raises(SandboxError, match=r"holds the Python environment /elsewhere/\.venv"):
+            sandbox.run(["true"], workdir=tmp_path, env={}, limits=Limits(timeout_s=10))
+    finally:
+        client.images.remove(image, force=True)
+
+
+def test_an_image_for_this_checkouts_python_or_without_a_label_is_accepted():
+    check_interpreter({"kernel-arena.prefix": sys.prefix}, "img")
+    check_interpreter({}, "img")
+    check_interpreter(None, "img")
 
 
 def test_sandbox_for_resolves_docker_once_registered():

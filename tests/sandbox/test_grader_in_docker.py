@@ -1,36 +1,11 @@
 """The grader's candidate child in the docker sandbox, from the full image (torch, triton)."""
 
-import subprocess
-import sys
-
 import pytest
 
 from evaluator.engine import EvaluateOptions, evaluate, load_task
-from tests.sandbox.conftest import BUILD_SCRIPT, _docker_usable
+from tests.sandbox.conftest import _docker_usable
 
 pytestmark = pytest.mark.skipif(not _docker_usable(), reason="no Docker engine answers here")
-
-
-@pytest.fixture(scope="module")
-def full_image(monkeypatch_module):
-    """Built on first use (about 2 GB, under a minute here); the tag pins its contents."""
-    built = subprocess.run(
-        [str(BUILD_SCRIPT), "full"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable},
-    )
-    assert built.returncode == 0, built.stderr
-    image = built.stdout.strip().splitlines()[-1]
-    monkeypatch_module.setenv("ARENA_SANDBOX_IMAGE", image)
-    return image
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as patch:
-        yield patch
 
 
 def grade_in_docker(solution):
@@ -39,14 +14,14 @@ def grade_in_docker(solution):
     return evaluate(load_task("silu"), solution, "cpu", EvaluateOptions(sandbox="docker"))
 
 
-def test_an_honest_solution_passes_inside_a_container(full_image, solutions_dir):
+def test_an_honest_solution_passes_inside_a_container(full_sandbox_image, solutions_dir):
     result = grade_in_docker(solutions_dir / "silu_triton.py")
     assert result.environment["sandbox"] == "docker"
     assert result.status == "passed", result.gates
     assert result.gates["generalization"].passed is True
 
 
-def test_a_verdict_printed_inside_a_container_is_ignored(full_image, solutions_dir):
+def test_a_verdict_printed_inside_a_container_is_ignored(full_sandbox_image, solutions_dir):
     result = grade_in_docker(solutions_dir / "prints_fake_verdict.py")
     assert result.status == "failed"
     assert result.gates["correctness"].passed is False

@@ -321,8 +321,10 @@ def test_an_agent_that_writes_the_stop_file_itself_fails_with_agent_error(run_qu
     assert "stopped itself" in run.failure_detail
 
 
-@pytest.mark.skipif(not docker_usable(), reason="no Docker daemon or no sandbox image here")
-def test_under_docker_the_scripted_agent_works_in_a_container(run_queues, vector_add, settings):
+@pytest.mark.skipif(not docker_usable(), reason="no Docker engine answers here")
+def test_under_docker_the_scripted_agent_works_in_a_container(
+    run_queues, vector_add, settings, full_sandbox_image
+):
     settings.ARENA_AGENT_SANDBOX = "docker"
     run = execute(make_agent("scripted-docker", "scripted", strategy="weak"), vector_add)
     assert run.status == Run.Status.EVALUATING, (run.failure_reason, run.failure_detail)
