@@ -208,6 +208,10 @@ ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 60, minimum=1)
 ARENA_AGENTS_QUEUE = env_str("ARENA_AGENTS_QUEUE", "agents")
 ARENA_GPU_QUEUE = env_str("ARENA_GPU_QUEUE", "gpu")
 
+# Public pages and read API responses (the leaderboard, the matrix, the ranking API) are kept
+# whole this many seconds per web process (arena/page_cache.py); 0 turns that off.
+ARENA_PAGE_CACHE_S = env_int("ARENA_PAGE_CACHE_S", 1, minimum=0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -9,10 +9,13 @@ environment says `"synthetic": true`, and the rows live in their own PostgreSQL 
 grader's results (gates, per-shape rows, summary, flags, KernelBench reward) over the real
 catalogue's tasks; leaderboard scores are then built by the leaderboard's own rebuild service.
 
-The app runs under gunicorn (gthread workers, DEBUG off, WhiteNoise for static files). The load
-generator is a bounded closed loop: --clients asyncio clients on loopback, each with one
-keep-alive connection and one request in flight, a warm-up, then a measured window. It shares
-the machine's cores with the server, which is stated in the results. Queries per page are
+The app runs under gunicorn (gthread workers, DEBUG off, WhiteNoise for static files), through
+arena.wsgi, as deployed: the page cache in front of Django included (arena/page_cache.py,
+ARENA_PAGE_CACHE_S). The load generator is a closed loop of --clients connections on loopback,
+each keep-alive with one request in flight, a warm-up, then a measured window: wrk (Debian's
+`wrk`; its Lua hook reports the percentiles) when it is on PATH, else --generator python, the
+same loop in asyncio. Either shares the machine's cores with the server, which the results
+state. Queries per page are
 counted in this process with CaptureQueriesContext, with the caches cold and then warm.
 """
 
@@ -23,6 +26,7 @@ import math
 import os
 import platform
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -56,6 +60,12 @@ def parse_args() -> argparse.Namespace:
         type=int,
         default=1,
         help="also measure with this many clients (0: skip), to show service time alone",
+    )
+    parser.add_argument(
+        "--generator",
+        choices=["wrk", "python"],
+        default="wrk" if shutil.which("wrk") else "python",
+        help="the load generator (default: wrk when installed)",
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
@@ -549,6 +559,68 @@ async def load_run(*, port: int, path: str, clients: int, warmup_s: float, measu
     return stats
 
 
+WRK_REPORT = """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "ARENA-WRK {\\"requests\\": %d, \\"duration_us\\": %d, \\"p50_us\\": %d, "
+    .. "\\"p95_us\\": %d, \\"p99_us\\": %d, \\"mean_us\\": %.1f, \\"max_us\\": %d, "
+    .. "\\"errors\\": {\\"connect\\": %d, \\"read\\": %d, \\"write\\": %d, "
+    .. "\\"timeout\\": %d, \\"status_not_2xx_3xx\\": %d}}\\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95),
+    latency:percentile(99), latency.mean, latency.max,
+    e.connect, e.read, e.write, e.timeout, e.status))
+end
+"""
+
+
+def wrk_run(*, port: int, path: str, clients: int, seconds: float) -> dict:
+    """One wrk run; its Lua `done` hook prints the summary as JSON."""
+    script = REPO / "var" / "bench-web" / "report.lua"
+    script.write_text(WRK_REPORT)
+    threads = max(1, min(2, clients))
+    out = subprocess.run(
+        [
+            "wrk",
+            f"--threads={threads}",
+            f"--connections={clients}",
+            f"--duration={max(1, round(seconds))}s",
+            "--timeout=10s",
+            "--header=Accept: text/html,application/json",
+            f"--script={script}",
+            f"http://127.0.0.1:{port}{path}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("ARENA-WRK "))
+    return json.loads(line.removeprefix("ARENA-WRK "))
+
+
+def wrk_measure(*, port: int, path: str, clients: int, args: argparse.Namespace) -> dict:
+    wrk_run(port=port, path=path, clients=clients, seconds=args.warmup_s)  # discarded
+    row = wrk_run(port=port, path=path, clients=clients, seconds=args.measure_s)
+    failed = sum(row["errors"].values())
+    p95 = row["p95_us"] / 1000
+    measured_s = row["duration_us"] / 1e6
+    return {
+        "requests": row["requests"],
+        "failed": failed,
+        "errors": row["errors"],
+        "throughput_rps": round(row["requests"] / measured_s, 1),
+        "p50_ms": round(row["p50_us"] / 1000, 2),
+        "p95_ms": round(p95, 2),
+        "p99_ms": round(row["p99_us"] / 1000, 2),
+        "mean_ms": round(row["mean_us"] / 1000, 2),
+        "max_ms": round(row["max_us"] / 1000, 2),
+        "target_p95_ms": TARGET_P95_MS.get(path),
+        "target_met": row["requests"] > 0
+        and p95 <= TARGET_P95_MS.get(path, math.inf)
+        and failed == 0,
+    }
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
         return float("nan")
@@ -581,16 +653,19 @@ def load_measure(*, port: int, path: str, clients: int, args: argparse.Namespace
     print(f"load: {clients} clients on {path}", flush=True)
     # Other work on the machine takes cores from the server; the load average says how much.
     load_before = os.getloadavg()[0]
-    stats = asyncio.run(
-        load_run(
-            port=port,
-            path=path,
-            clients=clients,
-            warmup_s=args.warmup_s,
-            measure_s=args.measure_s,
+    if args.generator == "wrk":
+        summary = wrk_measure(port=port, path=path, clients=clients, args=args)
+    else:
+        stats = asyncio.run(
+            load_run(
+                port=port,
+                path=path,
+                clients=clients,
+                warmup_s=args.warmup_s,
+                measure_s=args.measure_s,
+            )
         )
-    )
-    summary = load_summary(stats, args.measure_s, path)
+        summary = load_summary(stats, args.measure_s, path)
     summary["clients"] = clients
     summary["load_average_1m"] = {"before": load_before, "after": os.getloadavg()[0]}
     print(f"  {summary}", flush=True)
@@ -645,6 +720,7 @@ def main() -> None:
     print("queries per page (this process, caches cold then warm)", flush=True)
     queries = query_counts()
 
+    from django.conf import settings
     from django.db import connections
 
     connections.close_all()
@@ -674,9 +750,14 @@ def main() -> None:
             "debug": False,
             "workers": args.workers,
             "threads_per_worker": args.threads,
+            "page_cache_s": settings.ARENA_PAGE_CACHE_S,
         },
         "load_generator": {
-            "kind": "asyncio closed loop over keep-alive HTTP/1.1 on loopback",
+            "kind": (
+                "wrk, closed loop over keep-alive HTTP/1.1 on loopback, 2 threads"
+                if args.generator == "wrk"
+                else "asyncio closed loop over keep-alive HTTP/1.1 on loopback"
+            ),
             "clients": args.clients,
             "warmup_s": args.warmup_s,
             "measure_s": args.measure_s,

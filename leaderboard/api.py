@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena.models import Run
+from arena.page_cache import public_page
 from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore
 from leaderboard.selectors import (
     SORT_KEYS,
@@ -150,6 +151,7 @@ class LeaderboardApi(APIView):
         responses=OutputSerializer(many=True),
         summary="The ranking of agents",
     )
+    @public_page
     def get(self, request):
         serializer = self.InputSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
@@ -184,6 +186,7 @@ class AgentListApi(APIView):
         score = ScoreOutputSerializer()
 
     @extend_schema(parameters=[InputSerializer], responses=OutputSerializer(many=True))
+    @public_page
     def get(self, request):
         serializer = self.InputSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
@@ -224,6 +227,7 @@ class AgentDetailApi(APIView):
         tasks = TaskRowSerializer(many=True)
 
     @extend_schema(responses=OutputSerializer)
+    @public_page
     def get(self, request, slug: str):
         agent = agent_get(slug=slug)
         if agent is None:
@@ -268,6 +272,7 @@ class TaskListApi(APIView):
         offset = serializers.IntegerField(min_value=0, required=False)
 
     @extend_schema(parameters=[InputSerializer], responses=TaskOutputSerializer(many=True))
+    @public_page
     def get(self, request):
         query = _query(self.InputSerializer, request)
         tasks = task_list(category=query.get("category", ""), backend=query.get("backend", ""))
@@ -286,6 +291,7 @@ class TaskDetailApi(APIView):
         prompt = serializers.CharField()
 
     @extend_schema(responses=OutputSerializer)
+    @public_page
     def get(self, request, slug: str):
         task = task_get_active(slug=slug)
         if task is None:

@@ -172,10 +172,24 @@ class RankingRow:
 
 
 def leaderboard_rows(*, filters: ScoreFilters, sort: str = "fast_1") -> list[RankingRow]:
-    """The ranking: one row per agent, sorted by `sort` (best first; ties by name)."""
+    """The ranking: one row per agent, sorted by `sort`, best first. Ties go to fast_1, then to
+    the higher correctness rate, then to the geometric-mean speedup with failures as 1x, and
+    only then to the name: an agent that fails everything never outranks one that is correct
+    at no speedup because its name sorts first."""
     rows = leaderboard_cached(f"rows:{filters.key()}", lambda: _ranking(filters))
     key = SORT_KEYS.get(sort, SORT_KEYS["fast_1"])
-    return sorted(rows, key=lambda r: (-key(r.score), -r.score.fast_p[1.0], r.agent.slug))
+
+    def order(row: RankingRow) -> tuple[float, float, float, float, str]:
+        score = row.score
+        return (
+            -key(score),
+            -score.fast_p[1.0],
+            -score.correctness_rate,
+            -(score.speedup_geomean_all or 0.0),
+            row.agent.slug,
+        )
+
+    return sorted(rows, key=order)
 
 
 def _ranking(filters: ScoreFilters) -> list[RankingRow]:

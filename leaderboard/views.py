@@ -7,6 +7,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from arena.models import Run
+from arena.page_cache import public_page
 from leaderboard import figures
 from leaderboard.selectors import (
     SORT_KEYS,
@@ -43,6 +44,7 @@ def _filters(request) -> ScoreFilters:
     )
 
 
+@public_page
 def index(request):
     filters = _filters(request)
     sort = request.GET.get("sort", "fast_1")
@@ -76,6 +78,7 @@ def _board_html(request, filters: ScoreFilters, sort: str) -> str:
     return render_to_string("leaderboard/_board.html", context, request=request)
 
 
+@public_page
 def agent_detail(request, slug: str):
     agent = agent_get(slug=slug)
     if agent is None:
@@ -91,6 +94,7 @@ def agent_detail(request, slug: str):
     return render(request, "leaderboard/agent_detail.html", context)
 
 
+@public_page
 def matrix(request):
     filters = _filters(request)
 

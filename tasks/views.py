@@ -2,12 +2,14 @@ from django.http import Http404
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
+from arena.page_cache import public_page
 from leaderboard.views import task_runs_context
 from tasks.models import Task
 from tasks.selectors import task_folder, task_get_active, task_list, task_shape_rows
 from transcripts.render.highlight import python_to_html
 
 
+@public_page
 def task_index(request):
     category = request.GET.get("category", "")
     backend = request.GET.get("backend", "")
@@ -21,6 +23,7 @@ def task_index(request):
     return render(request, "tasks/index.html", context)
 
 
+@public_page
 def task_detail(request, slug: str):
     task = task_get_active(slug=slug)
     if task is None:

@@ -84,6 +84,18 @@ def test_ranking_sorts_and_filters(board):
     assert agent_score_list(category="cuda2cuda") == []
 
 
+def test_ties_go_to_correctness_before_the_name(board):
+    # Neither is faster than eager: fast_1 ties at 0, and "aaa-broken" sorts first by name.
+    broken, slow = make_agent("aaa-broken"), make_agent("zzz-slow")
+    tasks = board["tasks"]
+    make_run(broken, tasks[0], outcome="incorrect")
+    make_run(broken, tasks[1], outcome="no_compile")
+    make_run(slow, tasks[0], speedup=0.9)
+    make_run(slow, tasks[1], outcome="incorrect")
+    ranking = [r.agent.slug for r in leaderboard_rows(filters=ScoreFilters())]
+    assert ranking.index("zzz-slow") < ranking.index("aaa-broken")
+
+
 def test_suite_version_changes_with_the_catalogue_and_marks_superseded_results(board):
     before = RunScore.objects.get(run__agent=board["beta"]).suite_version
     task = board["tasks"][0]
