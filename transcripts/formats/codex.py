@@ -430,7 +430,7 @@ class CodexBuilder:
         if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
             usage = self._delta(info["total_token_usage"], info.get("last_token_usage"))
         elif "input_tokens" in payload:
-            usage = _usage(payload)  # early versions: one call's usage, not a running total
+            usage = codex_usage(payload)  # early versions: one call's usage, not a running total
         else:
             usage = None
         if usage is None:
@@ -454,7 +454,8 @@ class CodexBuilder:
             return None  # the same total repeated: no new model call
         if before is None or any(n < b for n, b in zip(now, before, strict=True)):
             # The first total, or a total that went down (a new session in the same file).
-            return _usage(last) if before is not None and isinstance(last, dict) else _usage(total)
+            fresh = before is not None and isinstance(last, dict)
+            return codex_usage(last if fresh else total)
         return Usage(
             input_tokens=(now[0] - before[0]) - (now[1] - before[1]),
             cache_read_tokens=now[1] - before[1],
@@ -617,7 +618,9 @@ def _same_file(a: str | None, b: str) -> bool:
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
-def _usage(raw: Any) -> Usage:
+def codex_usage(raw: Any) -> Usage:
+    """One model call's usage from Codex's token fields; input is reported without its cached
+    part (Codex counts cached tokens inside input_tokens)."""
     raw = raw if isinstance(raw, dict) else {}
     cached = _int(raw.get("cached_input_tokens"))
     return Usage(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .codex import codex_usage
 from .finish import finish_transcript
 from .records import (
     RECORD_ERRORS,
@@ -23,7 +24,7 @@ from .records import (
     iter_jsonl,
     record_not_understood,
 )
-from .schema import Event, EventKind, Thread, Transcript, Turn, Usage
+from .schema import Event, EventKind, Thread, Transcript, Turn
 
 FORMAT = "codex-exec-json"
 
@@ -70,7 +71,8 @@ def _record(transcript: Transcript, state: _State, record: dict[str, Any], line:
         state.turn = None
         state.current()
     elif kind == "turn.completed":
-        state.current().usage = _usage(record.get("usage"))
+        usage = record.get("usage")
+        state.current().usage = codex_usage(usage) if isinstance(usage, dict) else None
         state.turn = None
     elif kind in ("turn.failed", "error"):
         error = as_dict(record.get("error")) or record
@@ -171,18 +173,3 @@ def _item(state: _State, item: dict[str, Any], line: int) -> None:
         )
     else:
         state.event(EventKind.UNKNOWN, line, raw_type=f"item:{kind}", raw=capped_raw(item))
-
-
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    cached = _int(raw.get("cached_input_tokens"))
-    return Usage(
-        input_tokens=max(0, _int(raw.get("input_tokens")) - cached),
-        cache_read_tokens=cached,
-        output_tokens=_int(raw.get("output_tokens")),
-    )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
