@@ -31,6 +31,40 @@ def _worker_database_env() -> dict[str, str]:
     return {"DATABASE_URL": f"postgres://{auth}{db['HOST']}{port}/{db['NAME']}"}
 
 
+def worker_env(**extra: str) -> dict[str, str]:
+    """A test worker's environment: this test database, grading on the CPU."""
+    return dict(
+        os.environ,
+        **_worker_database_env(),
+        ARENA_GRADER_DEVICE="cpu",
+        ARENA_GRADER_TIMEOUT_S="120",
+        **extra,
+    )
+
+
+def worker_command(*, queues: str, hostname: str) -> list[str]:
+    """A real `celery worker` of concurrency 1 on `queues`."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "arena",
+        "worker",
+        "--queues",
+        queues,
+        "--concurrency",
+        "1",
+        "--loglevel",
+        "INFO",
+        "--hostname",
+        hostname,
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+
+
 def _purge_broker() -> None:
     if settings.CELERY_BROKER_URL == settings.EMBEDDED_BROKER_URL:
         shutil.rmtree(settings.ARENA_BROKER_DIR, ignore_errors=True)
@@ -49,31 +83,8 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real `celery worker` process on queues default, agents and gpu."""
     _purge_broker()
     log_path = tmp_path_factory.mktemp("worker") / "worker.log"
-    env = dict(
-        os.environ,
-        **_worker_database_env(),
-        ARENA_GRADER_DEVICE="cpu",
-        ARENA_GRADER_TIMEOUT_S="120",
-    )
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "arena",
-        "worker",
-        "--queues",
-        "default,agents,gpu",
-        "--concurrency",
-        "1",
-        "--loglevel",
-        "INFO",
-        "--hostname",
-        f"test-worker-{os.getpid()}@%h",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
+    env = worker_env()
+    command = worker_command(queues="default,agents,gpu", hostname=f"test-worker-{os.getpid()}@%h")
     with log_path.open("wb") as log:
         proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
 

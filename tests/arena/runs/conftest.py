@@ -7,7 +7,6 @@ test), so the suite's shared worker, which serves the default queues, never take
 import os
 import signal
 import subprocess
-import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from django.test import override_settings
 
 from arena.models import Agent, Run
 from tasks.models import Task
-from tests.conftest import REPO, _worker_database_env
+from tests.conftest import REPO, worker_command, worker_env
 from tests.waiting import wait_for
 
 # Quick to grade on CPU under the Triton interpreter, with a correct starter kernel.
@@ -49,32 +48,8 @@ class Worker:
 
 def start_worker(*, queues: list[str], log_path: Path, **env_extra: str) -> Worker:
     """A real `celery worker` on `queues`, in a session of its own so it can be killed whole."""
-    env = dict(
-        os.environ,
-        **_worker_database_env(),
-        ARENA_GRADER_DEVICE="cpu",
-        ARENA_GRADER_TIMEOUT_S="120",
-        **env_extra,
-    )
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "arena",
-        "worker",
-        "--queues",
-        ",".join(queues),
-        "--concurrency",
-        "1",
-        "--loglevel",
-        "INFO",
-        "--hostname",
-        f"runs-{uuid.uuid4().hex[:8]}@%h",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
+    env = worker_env(**env_extra)
+    command = worker_command(queues=",".join(queues), hostname=f"runs-{uuid.uuid4().hex[:8]}@%h")
     log = log_path.open("wb")
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
