@@ -119,21 +119,25 @@ def solutions_dir() -> Path:
     return REPO / "tests" / "evaluator" / "solutions"
 
 
-@pytest.fixture(scope="session")
-def full_sandbox_image():
-    """The docker sandbox's full image (torch, triton), built for this checkout's interpreter on
-    first use, as `make sandbox-image` does; its tag pins its contents, so an unchanged machine
-    reuses it. ARENA_SANDBOX_IMAGE names it for the session."""
-    build = Path(__file__).resolve().parents[1] / "sandbox" / "image" / "build.sh"
+def build_sandbox_image(flavour: str) -> str:
+    """sandbox/image/build.sh for this checkout's interpreter; returns the image's name."""
     built = subprocess.run(
-        [str(build), "full"],
+        [str(REPO / "sandbox" / "image" / "build.sh"), flavour],
         capture_output=True,
         text=True,
         check=False,
         env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable},
     )
     assert built.returncode == 0, built.stderr
-    image = built.stdout.strip().splitlines()[-1]
+    return built.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def full_sandbox_image():
+    """The docker sandbox's full image (torch, triton), built for this checkout's interpreter on
+    first use, as `make sandbox-image` does; its tag pins its contents, so an unchanged machine
+    reuses it. ARENA_SANDBOX_IMAGE names it for the session."""
+    image = build_sandbox_image("full")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ARENA_SANDBOX_IMAGE", image)
         yield image

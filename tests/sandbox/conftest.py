@@ -2,7 +2,6 @@
 engine answers (CI starts one: `make system-deps`), with the small image built on first use."""
 
 import json
-import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -12,9 +11,9 @@ import pytest
 
 from evaluator.engine.sandbox import Limits, Outcome, ProcessSandbox, bwrap_usable, sandbox_for
 from evaluator.engine.sandbox import scrubbed_env as _scrubbed_env
+from tests.conftest import build_sandbox_image
 
 REPO = Path(__file__).resolve().parents[2]
-BUILD_SCRIPT = REPO / "sandbox" / "image" / "build.sh"
 
 
 def _docker_usable() -> bool:
@@ -40,15 +39,7 @@ NAMESPACE_BACKENDS = [
 @pytest.fixture(scope="session")
 def docker_image() -> str:
     """The minimal flavour: Python, a shell and coreutils; enough for every isolation test."""
-    built = subprocess.run(
-        [str(BUILD_SCRIPT), "minimal"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHON": sys.executable},
-    )
-    assert built.returncode == 0, built.stderr
-    return built.stdout.strip().splitlines()[-1]
+    return build_sandbox_image("minimal")
 
 
 @pytest.fixture
