@@ -27,7 +27,7 @@ _UNCACHEABLE_VARY = {"cookie", "authorization", "*"}
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
-Key = tuple[str, str, str, str]
+Key = tuple[str, ...]
 
 
 def public_page(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,9 +100,13 @@ class PageCache:
             or self.seconds() <= 0
         ):
             return self.app(environ, start_response)
+        # Everything Django may build an absolute URL from (the API's next/previous links),
+        # the forwarded headers included for a deployment behind a proxy that trusts them.
         key = (
             environ.get("wsgi.url_scheme", "http"),
             environ.get("HTTP_HOST", ""),
+            environ.get("HTTP_X_FORWARDED_HOST", ""),
+            environ.get("HTTP_X_FORWARDED_PROTO", ""),
             environ.get("PATH_INFO", ""),
             environ.get("QUERY_STRING", ""),
         )
