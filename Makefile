@@ -8,6 +8,7 @@ ADDR ?= 127.0.0.1:8000
 # The second test pass: real PostgreSQL and Redis on this machine (see README.md).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+TEST_CACHE_URL ?= redis://127.0.0.1:6379/14
 # Tests run with DEBUG off, as production does; the key only signs test sessions.
 TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
 
@@ -65,13 +66,13 @@ test: lint test-embedded test-services
 
 test-embedded: $(STAMP) system-deps
 	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
-	env -u DATABASE_URL -u ARENA_BROKER_URL $(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL $(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-services: $(STAMP) system-deps
 	@echo "== test pass 2: PostgreSQL + Redis"
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
 	$(TEST_ENV) DATABASE_URL="$(TEST_DATABASE_URL)" ARENA_BROKER_URL="$(TEST_BROKER_URL)" \
-		$(BIN)/python -m pytest $(PYTEST_ARGS)
+		ARENA_CACHE_URL="$(TEST_CACHE_URL)" $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/test .pytest_cache .ruff_cache .mypy_cache

@@ -208,6 +208,34 @@ ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 60, minimum=1)
 ARENA_AGENTS_QUEUE = env_str("ARENA_AGENTS_QUEUE", "agents")
 ARENA_GPU_QUEUE = env_str("ARENA_GPU_QUEUE", "gpu")
 
+# Django's cache, shared by every process of a deployment so that a page rendered by one web
+# process (the leaderboard's ranking, figures and matrix) serves them all: a folder under
+# ARENA_DATA_DIR by default, or Redis with ARENA_CACHE_URL=redis://host:6379/1 (a database of its
+# own: clearing the cache empties it). "locmem" keeps it per process.
+ARENA_CACHE_URL = env_str("ARENA_CACHE_URL", "")
+if ARENA_CACHE_URL.startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": ARENA_CACHE_URL,
+            "KEY_PREFIX": "arena",
+        }
+    }
+elif ARENA_CACHE_URL == "locmem":
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+elif ARENA_CACHE_URL == "":
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(DATA_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 2000},
+        }
+    }
+else:
+    raise ImproperlyConfigured(
+        f"ARENA_CACHE_URL={ARENA_CACHE_URL!r}: give redis://host:port/db, locmem, or nothing"
+    )
+
 # Public pages and read API responses (the leaderboard, the matrix, the ranking API) are kept
 # whole this many seconds per web process (arena/page_cache.py); 0 turns that off.
 ARENA_PAGE_CACHE_S = env_int("ARENA_PAGE_CACHE_S", 1, minimum=0)

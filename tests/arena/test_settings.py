@@ -96,3 +96,32 @@ def test_submissions_are_graded_on_the_gpu_queue():
     route = router.route({}, "arena.submission_evaluate", args=(1,), kwargs={})
     assert route["queue"].name == "gpu"
     assert router.route({}, "arena.run_finish", args=(1,), kwargs={})["queue"].name == "default"
+
+
+def test_the_cache_is_shared_by_processes_a_folder_by_default_or_redis():
+    folder = load_settings(
+        {"ARENA_SECRET_KEY": "k"},
+        "s.CACHES['default']['BACKEND'], s.CACHES['default']['LOCATION']",
+    )
+    assert folder.returncode == 0, folder.stderr
+    assert folder.stdout.split()[0].endswith("FileBasedCache")
+    assert folder.stdout.split()[1] == str(REPO / "var" / "test" / "cache")
+    redis = load_settings(
+        {"ARENA_SECRET_KEY": "k", "ARENA_CACHE_URL": "redis://127.0.0.1:6379/14"},
+        "s.CACHES['default']['BACKEND'], s.CACHES['default']['LOCATION']",
+    )
+    assert redis.stdout.split() == [
+        "django.core.cache.backends.redis.RedisCache",
+        "redis://127.0.0.1:6379/14",
+    ]
+    refused = load_settings({"ARENA_SECRET_KEY": "k", "ARENA_CACHE_URL": "memcached://x"}, "1")
+    assert refused.returncode != 0
+    assert "ARENA_CACHE_URL='memcached://x'" in refused.stderr
+
+
+def test_a_value_cached_by_one_process_is_read_by_another(tmp_path):
+    env = {"ARENA_SECRET_KEY": "k", "ARENA_DATA_DIR": str(tmp_path)}
+    writer = load_settings(env, "__import__('django.core.cache').core.cache.cache.set('k', 42)")
+    assert writer.returncode == 0, writer.stderr
+    reader = load_settings(env, "__import__('django.core.cache').core.cache.cache.get('k')")
+    assert reader.stdout.strip() == "42", reader.stderr
