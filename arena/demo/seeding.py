@@ -228,6 +228,7 @@ def demo_run_import_recorded(
 ) -> Run | None:
     """A recorded run as it happened: finished, with its GPU verdict and its log (or `log`)."""
     entry = recorded.entry
+    submission: Submission | None = None
     with transaction.atomic():
         row = _locked_agent(agent, task)
         if row is None:
@@ -249,12 +250,18 @@ def demo_run_import_recorded(
             )
             data = dict(entry["result"], recorded={"note": recorded.note, "gpu": recorded.gpu})
             evaluation_store_result(evaluation=evaluation, data=data)
-            Submission.objects.create(run=run, evaluation=evaluation)
+            submission = Submission.objects.create(run=run, evaluation=evaluation)
             run.status = Run.Status.DONE
             run.save(update_fields=["status"])
         # Last: the import writes files, and nothing after it may fail and orphan them.
         where = f"{recorded.path}: the run of {agent.name} on {task.slug}"
         _trajectory_attach(entry["log"] if log is None else log, run=run, where=where)
+    if submission is not None:
+        # Scored as a graded run is (arena.services.submission_evaluate): the read side's
+        # catch-up only looks past the newest score, and a worker may grade a newer one first.
+        from leaderboard.services import leaderboard_record  # the read side's cache, a layer up
+
+        leaderboard_record(submission_id=submission.pk)
     return run
 
 

@@ -19,6 +19,7 @@ from arena.demo.scripted_runs import DEMO_AGENTS, DEMO_TASKS, demo_plan
 from arena.demo.seeding import Recorded, recorded_matches
 from arena.models import Agent, Run
 from evaluator.engine.taskspec import catalog_root, find_task_folder, load_task
+from leaderboard.models import RunScore
 from tasks.models import Task
 from transcripts.formats import parse_bytes
 
@@ -141,6 +142,8 @@ def test_seed_demo_imports_recorded_runs_as_finished_evaluations(recording, cata
         )
         assert run.trajectory.format == "claude-code-stream-json"
         assert run.trajectory.tool_call_count > 0
+        # On the leaderboard at once, not only after a catch-up that looks past the newest score.
+        assert RunScore.objects.get(run=run).ranked == evaluation.ranked
         assert run.cost_usd == 0
         assert run.duration_s > 0
         assert (run.cli_version, run.model, run.effort) == (
