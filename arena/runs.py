@@ -378,8 +378,7 @@ def _agent_run(
             [*_launcher_argv(paths), *argv],
             workdir=paths.box,
             env=env,
-            # No address-space cap: Node-based CLIs reserve far more virtual memory than they use.
-            limits=Limits(timeout_s=budget.wall_clock_s, memory_bytes=None),
+            limits=agent_limits(wall_clock_s=budget.wall_clock_s),
             readable=[LAUNCHER.parent, *adapter.readable(), *_grader_paths()],
             allow_hosts=adapter.allowed_hosts(),
         )
@@ -417,6 +416,18 @@ def _launcher_argv(paths: AttemptPaths) -> list[str]:
         str(paths.stop),
         "--",
     ]
+
+
+def agent_limits(*, wall_clock_s: float) -> Limits:
+    """An agent's sandbox: its wall-clock budget, and ARENA_AGENT_MEMORY_MB for the whole tree
+    (the cgroup's, or the container's under docker), never as a per-process address-space cap:
+    Node-based CLIs reserve far more virtual memory than they use."""
+    memory_mb = settings.ARENA_AGENT_MEMORY_MB
+    return Limits(
+        timeout_s=wall_clock_s,
+        memory_bytes=memory_mb * 1024**2 if memory_mb else None,
+        address_space=False,
+    )
 
 
 def _grader_paths() -> list[Path]:

@@ -199,6 +199,9 @@ ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
 # Agent runs (arena/runs.py). Agents need their model API, so by default they run in a plain
 # process sandbox; `bwrap` or `docker` cut the network (see docs/deploy.md).
 ARENA_AGENT_SANDBOX = env_str("ARENA_AGENT_SANDBOX", "process")
+# Memory of an agent's whole process tree, in MiB (0: no cap), held by a cgroup where the host
+# can make one and by the container under docker; a plain process without a cgroup has none.
+ARENA_AGENT_MEMORY_MB = env_int("ARENA_AGENT_MEMORY_MB", 16384, minimum=0)
 ARENA_RUNS_DIR = env_path("ARENA_RUNS_DIR", DATA_DIR / "runs")
 # A worker renews its run's lease while it works; a lease that runs out means the worker died.
 ARENA_RUN_LEASE_S = env_int("ARENA_RUN_LEASE_S", 120, minimum=2)

@@ -56,6 +56,10 @@ class Limits:
     # Per process address space (RLIMIT_AS) under process and bwrap, and the whole tree's memory
     # where a cgroup can be made; the container's memory under docker.
     memory_bytes: int | None = 16 * 1024**3
+    # Also cap each process's address space at memory_bytes (RLIMIT_AS). Off for programs that
+    # reserve far more virtual memory than they use (Node-based agent CLIs): their memory is
+    # then held by the cgroup or the container alone.
+    address_space: bool = True
     # Processes and threads of the whole tree (a cgroup, else RLIMIT_NPROC for a non-root user).
     pids: int | None = 4096
     # CPU cores' worth of time per wall second (a cgroup quota; docker nano_cpus).
@@ -622,7 +626,7 @@ def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
     def apply() -> None:
         cgroup.join()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if limits.memory_bytes:
+        if limits.memory_bytes and limits.address_space:
             resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         if nproc:
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))

@@ -116,6 +116,18 @@ def test_docker_container_carries_the_limits(tmp_path):
     assert options["device_requests"][0]["Count"] == 1
 
 
+def test_an_agent_container_holds_the_agent_memory_setting(tmp_path, settings):
+    from arena.runs import agent_limits
+
+    settings.ARENA_AGENT_MEMORY_MB = 4096
+    limits = agent_limits(wall_clock_s=60)
+    assert (limits.timeout_s, limits.address_space) == (60, False)
+    options = container_options(tmp_path, limits)
+    assert options["mem_limit"] == options["memswap_limit"] == 4 * 1024**3
+    settings.ARENA_AGENT_MEMORY_MB = 0
+    assert "mem_limit" not in container_options(tmp_path, agent_limits(wall_clock_s=60))
+
+
 def test_docker_container_without_limits_asked_sets_none(tmp_path):
     options = container_options(tmp_path, Limits(memory_bytes=None, pids=None, gpus=0))
     assert not {"mem_limit", "pids_limit", "nano_cpus"} & set(options)

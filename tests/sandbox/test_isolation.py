@@ -183,6 +183,25 @@ for pid in children:
     assert ran.outcome.memory_exceeded is True
 
 
+def test_without_an_address_space_cap_the_tree_memory_limit_still_holds(backend, run_code):
+    # As agents run: Node-based CLIs reserve huge address spaces, so only the tree is capped.
+    ran = run_code(
+        backend,
+        """
+import json, resource
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+json.dump({"unlimited": soft == resource.RLIM_INFINITY}, open("report.json", "w"))
+reserved = bytearray(64 * 1024**2)  # fine
+hog = bytearray(512 * 1024**2)  # over the tree's 256 MiB
+""",
+        memory_bytes=256 * 1024**2,
+        address_space=False,
+        timeout_s=120,
+    )
+    assert ran.report == {"unlimited": True}
+    assert ran.outcome.memory_exceeded is True
+
+
 def test_a_detached_process_does_not_outlive_the_run(backend, run_code):
     marker = f"{time.time_ns() % 100000 + 200000}.5"
     ran = run_code(
