@@ -15,14 +15,12 @@ from typing import Any
 from .codex import codex_usage
 from .finish import finish_transcript
 from .records import (
-    RECORD_ERRORS,
     EventIds,
     SourceFile,
     as_dict,
     as_text,
     capped_raw,
-    iter_jsonl,
-    record_not_understood,
+    each_jsonl_record,
 )
 from .schema import Event, EventKind, Thread, Transcript, Turn
 
@@ -34,12 +32,9 @@ def parse(files: list[SourceFile]) -> Transcript:
     thread = Thread(id="main", kind="main")
     transcript.threads.append(thread)
     state = _State(thread, EventIds())
-    for source in files:
-        for line, record in iter_jsonl(source, transcript.malformed):
-            try:
-                _record(transcript, state, record, line)
-            except RECORD_ERRORS as exc:
-                record_not_understood(transcript.malformed, source.name, line, exc)
+    each_jsonl_record(
+        files, transcript.malformed, lambda record, line: _record(transcript, state, record, line)
+    )
     for item, line in state.pending.values():  # started but never completed (an aborted run)
         _item(state, item, line)
     return finish_transcript(transcript)

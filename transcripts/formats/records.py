@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +131,21 @@ def as_dict(value: Any) -> dict[str, Any]:
 # What a record of an unexpected shape raises inside a parser. Such a record is reported like a
 # malformed line and the parse goes on: one odd record must not cost the reader the whole log.
 RECORD_ERRORS = (TypeError, AttributeError, KeyError, ValueError, IndexError)
+
+
+def each_jsonl_record(
+    files: list[SourceFile],
+    malformed: list[MalformedLine],
+    handle: Callable[[dict[str, Any], int], None],
+) -> None:
+    """Hand every JSON object line of `files` to `handle(record, line)`. A record the handler
+    cannot understand is counted as malformed, with its file and line, and reading goes on."""
+    for source in files:
+        for line, record in iter_jsonl(source, malformed):
+            try:
+                handle(record, line)
+            except RECORD_ERRORS as exc:
+                record_not_understood(malformed, source.name, line, exc)
 
 
 def record_not_understood(
