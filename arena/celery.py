@@ -9,7 +9,11 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from celery.signals import worker_init
+from django.conf import settings
 from kombu import Queue
+
+from evaluator.engine.concealment import environ_conceal
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
@@ -48,3 +52,10 @@ def _ensure_embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
     for key in ("data_folder_in", "data_folder_out", "control_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+@worker_init.connect
+def _conceal_secrets(**kwargs: object) -> None:
+    # Settings have read them by now (this attribute access loads settings if nothing did);
+    # from here on no process this worker starts can read them from its /proc environ.
+    environ_conceal(settings.ARENA_CONCEALED_VARIABLES)

@@ -373,7 +373,7 @@ def _agent_run(
     argv = adapter.command(prompt=prompt, budget=budget, home=paths.home)
     env = scrubbed_env(adapter.env(home=paths.home, environ=dict(os.environ)), paths.home)
     try:
-        sandbox = sandbox_for(sandbox_name)
+        sandbox = sandbox_for(sandbox_name, allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED)
         outcome = sandbox.run(
             [*_launcher_argv(paths), *argv],
             workdir=paths.box,

@@ -195,10 +195,24 @@ else:
 ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
 ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
+# The secret from which unseen shapes are drawn; without it, fresh randomness per evaluation.
+ARENA_HIDDEN_SEED = env_str("ARENA_HIDDEN_SEED") or None
+# Development only: run untrusted code (candidates, agents) in a plain process where no
+# isolating sandbox works, with this user's files, network and /proc within its reach.
+ARENA_UNSAFE_RUN_UNISOLATED = env_bool("ARENA_UNSAFE_RUN_UNISOLATED", False)
+# Erased from a worker's environment once settings hold them (evaluator/engine/concealment.py),
+# so that no process it starts can read them from /proc/<worker>/environ.
+ARENA_CONCEALED_VARIABLES = (
+    "ARENA_SECRET_KEY",
+    "ARENA_HIDDEN_SEED",
+    "DATABASE_URL",
+    "ARENA_BROKER_URL",
+    "ARENA_CACHE_URL",
+)
 
-# Agent runs (arena/runs.py). Agents need their model API, so by default they run in a plain
-# process sandbox; `bwrap` or `docker` cut the network (see docs/deploy.md).
-ARENA_AGENT_SANDBOX = env_str("ARENA_AGENT_SANDBOX", "process")
+# Agent runs (arena/runs.py): like the grader's candidate, only in a sandbox that isolates
+# ("auto": bwrap, else docker); the model's API is reached through an allow-listed proxy.
+ARENA_AGENT_SANDBOX = env_str("ARENA_AGENT_SANDBOX", "auto")
 # Memory of an agent's whole process tree, in MiB (0: no cap), held by a cgroup where the host
 # can make one and by the container under docker; a plain process without a cgroup has none.
 ARENA_AGENT_MEMORY_MB = env_int("ARENA_AGENT_MEMORY_MB", 16384, minimum=0)

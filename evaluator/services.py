@@ -1,8 +1,6 @@
 import hashlib
 import logging
-import tempfile
 from datetime import timedelta
-from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -10,6 +8,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from evaluator.engine import EvalResult, EvaluateOptions, TaskError, evaluate
+from evaluator.engine.evaluate import private_scratch
 from evaluator.models import Evaluation, EvaluationShape
 from tasks.models import Task
 from tasks.selectors import task_folder
@@ -66,10 +65,13 @@ def evaluation_run(*, evaluation_id: int) -> Evaluation | None:
 
 def _grade(evaluation: Evaluation) -> EvalResult:
     options = EvaluateOptions(
-        timeout_s=settings.ARENA_GRADER_TIMEOUT_S, sandbox=settings.ARENA_GRADER_SANDBOX
+        timeout_s=settings.ARENA_GRADER_TIMEOUT_S,
+        sandbox=settings.ARENA_GRADER_SANDBOX,
+        hidden_seed=settings.ARENA_HIDDEN_SEED,
+        allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
     )
-    with tempfile.TemporaryDirectory(prefix="arena-solution-") as tmp:
-        solution = Path(tmp) / "solution.py"
+    with private_scratch("arena-solution") as tmp:
+        solution = tmp / "solution.py"
         solution.write_text(evaluation.solution_code, encoding="utf-8")
         folder = task_folder(task=evaluation.task)
         return evaluate(folder, solution, settings.ARENA_GRADER_DEVICE, options)

@@ -49,6 +49,20 @@ def docker_usable() -> bool:
     return True
 
 
+def docker_problem() -> str | None:
+    """Why the docker sandbox cannot run here (no engine, no image), or None."""
+    if not docker_usable():
+        return "no Docker engine answers on this host"
+    image = DockerSandbox().image
+    try:
+        docker.from_env(timeout=5).images.get(image)
+    except docker.errors.ImageNotFound:
+        return f"the sandbox image {image} is missing (make sandbox-image)"
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        return f"the Docker engine failed: {exc}"
+    return None
+
+
 def device_requests(gpus: int, *, host_has_gpu: bool) -> list[DeviceRequest]:
     """GPUs for the container: -1 every GPU present, 0 none, n the first n."""
     if gpus == 0 or (gpus < 0 and not host_has_gpu):
@@ -85,6 +99,7 @@ def _bind(path: Path, *, read_only: bool) -> Mount:
 
 class DockerSandbox(ProcessSandbox):
     name = "docker"
+    isolates = True
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image or os.environ.get("ARENA_SANDBOX_IMAGE") or DEFAULT_IMAGE

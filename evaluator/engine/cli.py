@@ -6,13 +6,15 @@ roofline table.
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
+from evaluator.engine.concealment import environ_conceal
 from evaluator.engine.evaluate import EvaluateOptions, evaluate
 from evaluator.engine.measure_peaks import measure_peaks, render_peaks
 from evaluator.engine.result import EvalResult
-from evaluator.engine.sandbox import SANDBOXES
+from evaluator.engine.sandbox import SANDBOXES, UNSAFE_SWITCH
 from evaluator.engine.taskspec import TaskError
 
 
@@ -25,6 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
     run.add_argument("--sandbox", default="auto", choices=["auto", *sorted(SANDBOXES)])
+    run.add_argument(
+        "--unsafe-run-unisolated",
+        action="store_true",
+        help=f"development only: where no isolating sandbox works, run the solution in a plain "
+        f"process with your files and network in its reach (also {UNSAFE_SWITCH}=1)",
+    )
     run.add_argument("--json", action="store_true", help="print exactly one JSON object")
     peaks = commands.add_parser("measure-peaks", help="measure copy and matmul rates vs the table")
     peaks.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
@@ -37,8 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "measure-peaks":
         return run_measure_peaks(args)
-    options = EvaluateOptions(timeout_s=args.timeout, sandbox=args.sandbox)
     try:
+        options = EvaluateOptions(
+            timeout_s=args.timeout,
+            sandbox=args.sandbox,
+            hidden_seed=os.environ.get("ARENA_HIDDEN_SEED") or None,
+            allow_unisolated=args.unsafe_run_unisolated or env_flag(UNSAFE_SWITCH),
+        )
+        environ_conceal(["ARENA_HIDDEN_SEED"])
         result = evaluate(args.task, args.solution, args.device, options)
     except (TaskError, OSError, ValueError) as exc:
         if args.json:
@@ -51,6 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(render_verdict(result))
     return 0 if result.status == "passed" else 1
+
+
+def env_flag(name: str) -> bool:
+    """A yes/no variable as arena/env.py reads it; anything else stops with its name."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name}={value!r} is not a yes/no value (1/0, true/false, yes/no, on/off)")
 
 
 def run_measure_peaks(args: argparse.Namespace) -> int:

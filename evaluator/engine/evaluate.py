@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,14 @@ from evaluator.engine.result import (
     Gate,
     ShapeRow,
 )
-from evaluator.engine.sandbox import Limits, Outcome, SandboxError, sandbox_for, scrubbed_env
+from evaluator.engine.sandbox import (
+    Limits,
+    Outcome,
+    ProcessSandbox,
+    SandboxError,
+    sandbox_for,
+    scrubbed_env,
+)
 from evaluator.engine.scoring import score_performance
 from evaluator.engine.taskspec import TaskSpec, load_task
 from evaluator.engine.timing import percentile
@@ -58,6 +66,9 @@ class EvaluateOptions:
     # The grading service's secret; without one, unseen shapes are drawn from fresh randomness.
     hidden_seed: str | None = None
     compile_baseline: bool = True
+    # The operator's development switch (sandbox.UNSAFE_SWITCH): without it the candidate runs
+    # only in a sandbox that isolates, and grading stops with an error where none works.
+    allow_unisolated: bool = False
 
 
 def resolve_device(device: str) -> str:
@@ -92,8 +103,8 @@ def evaluate(
         device=device,
         environment=host_environment(device),
     )
-    with tempfile.TemporaryDirectory(prefix="arena-eval-", dir=scratch_root()) as tmp:
-        _Evaluation(spec, solution_path, device, options, Path(tmp), result).run()
+    with private_scratch("arena-eval", root=scratch_root()) as tmp:
+        _Evaluation(spec, solution_path, device, options, tmp, result).run()
     result.wall_s = round(time.monotonic() - started, 3)
     return result
 
@@ -113,6 +124,23 @@ def scratch_root() -> str | None:
         return None
     writable = os.access(SHM_DIR, os.W_OK)
     return SHM_DIR if writable and usage.free > SHM_MIN_FREE_BYTES else None
+
+
+@contextlib.contextmanager
+def private_scratch(prefix: str, *, root: str | None = None) -> Iterator[Path]:
+    """A private folder, removed when the block ends. Its name holds this process's pid, so that
+    a later evaluation removes what a killed worker left (candidate outputs, built extensions)."""
+    folder = Path(root or tempfile.gettempdir())
+    _sweep_stale_scratch(folder, prefix)
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}-{os.getpid()}-", dir=folder) as tmp:
+        yield Path(tmp)
+
+
+def _sweep_stale_scratch(folder: Path, prefix: str) -> None:
+    for stale in folder.glob(f"{prefix}-*-*"):
+        owner = stale.name.removeprefix(f"{prefix}-").split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def plan_shapes(
@@ -267,7 +295,12 @@ class _Evaluation:
             extra["CUDA_VISIBLE_DEVICES"] = ""
         # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
         memory = self.options.memory_bytes if self.device == "cpu" else None
-        sandbox = sandbox_for(self.options.sandbox if sandboxed else "process")
+        # The judge runs only our child and the task's reference, never the candidate's code.
+        sandbox = (
+            sandbox_for(self.options.sandbox, allow_unisolated=self.options.allow_unisolated)
+            if sandboxed
+            else ProcessSandbox()
+        )
         if sandboxed:
             self.result.environment["sandbox"] = sandbox.name
         return sandbox.run(

@@ -6,6 +6,11 @@ egress.py), and at the end the whole process tree killed, including processes th
 their own session (they are re-parented to this process, a child subreaper, and reaped).
 Backends: process and bwrap here; docker in arena/sandboxes (it needs the Docker SDK, which this
 package may not import), added to the same registry with `register_sandbox`. docs/sandboxes.md.
+
+Untrusted code (a candidate solution, an agent and what it runs) goes only to a backend that
+isolates: `sandbox_for` refuses the plain process backend unless the operator turned on the
+development switch UNSAFE_SWITCH, because a plain process can read the worker's files and
+/proc, reach its database and broker, and write to the host's /dev/shm.
 """
 
 import contextlib
@@ -44,6 +49,11 @@ _ENV_PASSTHROUGH = (
     "CC",
     "CXX",
 )
+
+
+# The development switch that lets untrusted code run in a plain process (named to be seen in
+# any environment listing it is set in).
+UNSAFE_SWITCH = "ARENA_UNSAFE_RUN_UNISOLATED"
 
 
 class SandboxError(RuntimeError):
@@ -388,6 +398,8 @@ class ProcessSandbox:
     Allow-listed hosts get a proxy, but nothing stops the child from going around it."""
 
     name = "process"
+    # It shares the host's files, network, /proc and /dev/shm with the child.
+    isolates = False
 
     def command(
         self,
@@ -495,6 +507,7 @@ class BwrapSandbox(ProcessSandbox):
     the working folder. Home folders, the database, the repository and other jobs are absent."""
 
     name = "bwrap"
+    isolates = True
     SYSTEM_DIRS = ("/usr", "/opt", "/sys", "/run/nvidia-persistenced")
     MERGED_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
     # Only what programs need from /etc: never shadow, ssh keys, sudoers, or tool configs that
@@ -636,19 +649,26 @@ def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
 
 SandboxFactory = Callable[[], ProcessSandbox]
 SANDBOXES: dict[str, SandboxFactory] = {"process": ProcessSandbox, "bwrap": BwrapSandbox}
+# Why each isolating backend cannot run here (None: it can), tried in this order by "auto".
+_PROBES: dict[str, Callable[[], str | None]] = {}
 # Backends that live outside this package, named so that asking for one explains itself.
 _ELSEWHERE = {"docker": "arena.sandboxes (it needs the Docker SDK); import it to register it"}
 
 
-def register_sandbox(name: str, factory: SandboxFactory) -> None:
-    """Add a backend (docker) that this package cannot import itself."""
+def register_sandbox(
+    name: str, factory: SandboxFactory, *, probe: Callable[[], str | None] | None = None
+) -> None:
+    """Add a backend (docker) that this package cannot import itself; `probe` says why it
+    cannot run on this host, or None, for "auto" to consider it after bwrap."""
     SANDBOXES[name] = factory
+    if probe is not None:
+        _PROBES[name] = probe
 
 
-def bwrap_usable() -> bool:
-    """bubblewrap installed and allowed to create its namespaces on this host."""
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot sandbox here (not installed, or namespaces refused), or None."""
     if shutil.which("bwrap") is None:
-        return False
+        return "bubblewrap is not installed (apt-get install bubblewrap)"
     try:
         probe = subprocess.run(
             ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"],
@@ -656,15 +676,55 @@ def bwrap_usable() -> bool:
             timeout=20,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return probe.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap could not be started: {exc}"
+    if probe.returncode != 0:
+        said = probe.stderr.decode(errors="replace").strip()[:300]
+        return f"bubblewrap cannot create its namespaces on this host ({said or probe.returncode})"
+    return None
 
 
-def sandbox_for(name: str) -> ProcessSandbox:
-    """A backend by name; "auto" takes bwrap where it works, else a plain process."""
+def bwrap_usable() -> bool:
+    """bubblewrap installed and allowed to create its namespaces on this host."""
+    return bwrap_problem() is None
+
+
+def sandbox_for(name: str, *, allow_unisolated: bool = False) -> ProcessSandbox:
+    """The backend for untrusted code. "auto" is the first isolating backend that works here
+    (bwrap, then docker where registered); a backend that does not isolate (process) is given
+    only with `allow_unisolated`, the operator's development switch (UNSAFE_SWITCH)."""
     if name == "auto":
-        name = "bwrap" if bwrap_usable() else "process"
+        name = _first_isolating(allow_unisolated)
+    backend = _backend(name)
+    if not backend.isolates and not allow_unisolated:
+        raise SandboxError(
+            f"the {name} sandbox does not isolate untrusted code (it could read this worker's "
+            f"files and /proc and reach its database and broker); use bwrap or docker, or for "
+            f"development only set {UNSAFE_SWITCH}=1"
+        )
+    return backend
+
+
+def _first_isolating(allow_unisolated: bool) -> str:
+    problems = {"bwrap": bwrap_problem()}
+    if problems["bwrap"] is None:
+        return "bwrap"
+    for name, probe in _PROBES.items():
+        problems[name] = probe()
+        if problems[name] is None:
+            return name
+    if allow_unisolated:
+        return "process"
+    missing = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
+    raise SandboxError(
+        f"no isolating sandbox works on this host, so untrusted code is not run ({missing}). "
+        f"Install bubblewrap where user namespaces are allowed, or use the docker sandbox with "
+        f"the NVIDIA container runtime on a GPU host (docs/sandboxes.md); for development only, "
+        f"{UNSAFE_SWITCH}=1 runs it in a plain process"
+    )
+
+
+def _backend(name: str) -> ProcessSandbox:
     if name in SANDBOXES:
         return SANDBOXES[name]()
     if name in _ELSEWHERE:

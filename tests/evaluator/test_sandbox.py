@@ -39,7 +39,7 @@ def run_snippet(
     workdir.mkdir(exist_ok=True)
     script = workdir / "snippet.py"
     script.write_text(textwrap.dedent(code))
-    outcome = sandbox_for(backend).run(
+    outcome = sandbox_for(backend, allow_unisolated=backend == "process").run(
         [sys.executable, str(script)],
         workdir=workdir,
         env=scrubbed_env({}, home=workdir),

@@ -49,7 +49,7 @@ def make_sandbox(request):
             from arena.sandboxes import DockerSandbox
 
             return DockerSandbox(image=request.getfixturevalue("docker_image"))
-        return sandbox_for(backend)
+        return sandbox_for(backend, allow_unisolated=backend == "process")
 
     return make
 

@@ -1,0 +1,167 @@
+"""Untrusted code runs only in a sandbox that isolates, unless the development switch is on."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evaluator.engine import EvaluateOptions, evaluate, load_task
+from evaluator.engine import sandbox as sandbox_module
+from evaluator.engine.cli import main as cli_main
+from evaluator.engine.sandbox import (
+    UNSAFE_SWITCH,
+    BwrapSandbox,
+    ProcessSandbox,
+    SandboxError,
+    sandbox_for,
+)
+
+SILU = "silu"
+REPO_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@pytest.fixture(scope="module")
+def silu():
+    return load_task(SILU)
+
+
+@pytest.fixture
+def no_isolating_backend(monkeypatch):
+    """A host without bubblewrap and without a docker engine."""
+    real_which = sandbox_module.shutil.which
+    monkeypatch.setattr(
+        sandbox_module.shutil,
+        "which",
+        lambda name, *args, **kwargs: (
+            None if name == "bwrap" else real_which(name, *args, **kwargs)
+        ),
+    )
+    monkeypatch.setattr(sandbox_module, "_PROBES", {"docker": lambda: "no Docker engine answers"})
+
+
+def test_the_process_backend_is_refused_without_the_switch():
+    with pytest.raises(SandboxError) as refused:
+        sandbox_for("process")
+    assert "does not isolate" in str(refused.value)
+    assert UNSAFE_SWITCH in str(refused.value)
+
+
+def test_the_process_backend_is_given_with_the_switch():
+    assert isinstance(sandbox_for("process", allow_unisolated=True), ProcessSandbox)
+
+
+def test_auto_names_every_missing_backend_where_none_isolates(no_isolating_backend):
+    with pytest.raises(SandboxError) as refused:
+        sandbox_for("auto")
+    message = str(refused.value)
+    assert "no isolating sandbox works on this host" in message
+    assert "bubblewrap is not installed" in message
+    assert "docker: no Docker engine answers" in message
+    assert UNSAFE_SWITCH in message
+
+
+def test_auto_falls_back_to_a_plain_process_only_with_the_switch(no_isolating_backend):
+    backend = sandbox_for("auto", allow_unisolated=True)
+    assert backend.name == "process"
+    assert backend.isolates is False
+
+
+@pytest.mark.skipif(not sandbox_module.bwrap_usable(), reason="bubblewrap cannot run here")
+def test_auto_takes_bwrap_where_it_works():
+    assert isinstance(sandbox_for("auto"), BwrapSandbox)
+
+
+def test_grading_without_an_isolating_sandbox_is_the_graders_error(
+    no_isolating_backend, silu, solutions_dir
+):
+    result = evaluate(silu, solutions_dir / "silu_triton.py", "cpu", EvaluateOptions())
+    assert result.status == "error"
+    assert result.gates["compile"].passed is None  # not held against the solution
+    assert "no isolating sandbox works on this host" in result.gates["compile"].reason
+    assert result.per_shape[0].correct is None
+
+
+def test_the_cli_refuses_the_process_backend_without_the_switch(solutions_dir, capsys):
+    code = cli_main(
+        [
+            "evaluate",
+            "--task",
+            SILU,
+            "--solution",
+            str(solutions_dir / "silu_triton.py"),
+            "--device",
+            "cpu",
+            "--sandbox",
+            "process",
+            "--json",
+        ]
+    )
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert printed["status"] == "error"
+    assert UNSAFE_SWITCH in printed["gates"]["compile"]["reason"]
+
+
+def test_the_cli_names_a_switch_value_it_cannot_read(solutions_dir, capsys, monkeypatch):
+    monkeypatch.setenv(UNSAFE_SWITCH, "maybe")
+    code = cli_main(
+        ["evaluate", "--task", SILU, "--solution", str(solutions_dir / "silu_triton.py")]
+    )
+    assert code == 2
+    assert f"{UNSAFE_SWITCH}='maybe'" in capsys.readouterr().err
+
+
+def test_a_worker_erases_its_secrets_from_what_its_children_can_read():
+    """The Celery worker's start-up hook, fired as a worker fires it, in a process that holds
+    the secrets in its environment; its child then reads /proc/<parent>/environ."""
+    secrets = {
+        "ARENA_SECRET_KEY": "probe-secret-key-7f3a",
+        "ARENA_HIDDEN_SEED": "probe-hidden-seed-7f3a",
+        "DATABASE_URL": "postgres://probe:pw-7f3a@127.0.0.1:5432/prod",
+        "ARENA_BROKER_URL": "redis://127.0.0.1:6379/9",
+    }
+    script = textwrap.dedent("""
+        import ctypes, json, os, subprocess, sys
+        from celery.signals import worker_init
+        import arena.celery
+        from django.conf import settings
+        worker_init.send(sender=None)
+        read_parent = "import os; print(open(f'/proc/{os.getppid()}/environ', 'rb').read().hex())"
+        child = subprocess.run(
+            [sys.executable, "-c", read_parent],
+            capture_output=True, text=True, check=True,
+        )
+        dumpable = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+        print(json.dumps({
+            "parent_environ": bytes.fromhex(child.stdout.strip()).decode(errors="replace"),
+            "own_environ": open("/proc/self/environ", "rb").read().decode(errors="replace"),
+            "os_environ": sorted(n for n in os.environ if n in settings.ARENA_CONCEALED_VARIABLES),
+            "settings_kept": [settings.SECRET_KEY, settings.ARENA_HIDDEN_SEED],
+            "dumpable": dumpable,
+        }))
+    """)
+    env = dict(os.environ, **secrets, PYTHONPATH=REPO_ROOT)
+    env.pop("ARENA_CACHE_URL", None)
+    ran = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(ran.stdout.strip().splitlines()[-1])
+    for value in secrets.values():
+        assert value not in report["parent_environ"]
+        assert value not in report["own_environ"]
+    assert "PATH=" in report["parent_environ"]  # the rest of the block is intact
+    assert report["os_environ"] == []
+    # The worker itself still holds what settings read before the erasure.
+    assert report["settings_kept"] == [secrets["ARENA_SECRET_KEY"], secrets["ARENA_HIDDEN_SEED"]]
+    assert report["dumpable"] == 0
