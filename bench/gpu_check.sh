@@ -7,6 +7,13 @@ cd "$(dirname "$0")/.."
 out="${1:-bench/results}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 ARENA_BASELINE_CACHE="${ARENA_BASELINE_CACHE:-/tmp/arena-baselines.json}"
+# Candidates run only in an isolating sandbox: bubblewrap, or a copy carried in var/device (a
+# wrapper in var/device/bin beside its libraries in var/device/lib) where the host has none.
+if ! command -v bwrap >/dev/null && [ -x var/device/bin/bwrap ]; then export PATH="$PWD/var/device/bin:$PATH"; fi
+if ! python3 -c "import sys; from evaluator.engine.sandbox import bwrap_problem as p; m = p(); print('sandbox:', m or 'bwrap'); sys.exit(bool(m))"; then
+  echo "NOTICE: no isolating sandbox on this GPU host; our own test solutions are graded with ARENA_UNSAFE_RUN_UNISOLATED=1"
+  export ARENA_UNSAFE_RUN_UNISOLATED=1
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
 python3 -m pytest --noconftest -p no:cacheprovider -m gpu tests/evaluator/gpu -q -rA 2>&1 \
     | tee "$out/gpu-tests.log"

@@ -14,7 +14,7 @@ from evaluator.engine.concealment import environ_conceal
 from evaluator.engine.evaluate import EvaluateOptions, evaluate
 from evaluator.engine.measure_peaks import measure_peaks, render_peaks
 from evaluator.engine.result import EvalResult
-from evaluator.engine.sandbox import SANDBOXES, UNSAFE_SWITCH
+from evaluator.engine.sandbox import SANDBOXES, UNSAFE_SWITCH, unsafe_switch_on
 from evaluator.engine.taskspec import TaskError
 
 
@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout_s=args.timeout,
             sandbox=args.sandbox,
             hidden_seed=os.environ.get("ARENA_HIDDEN_SEED") or None,
-            allow_unisolated=args.unsafe_run_unisolated or env_flag(UNSAFE_SWITCH),
+            allow_unisolated=args.unsafe_run_unisolated or unsafe_switch_on(),
         )
         environ_conceal(["ARENA_HIDDEN_SEED"])
         result = evaluate(args.task, args.solution, args.device, options)
@@ -65,16 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(render_verdict(result))
     return 0 if result.status == "passed" else 1
-
-
-def env_flag(name: str) -> bool:
-    """A yes/no variable as arena/env.py reads it; anything else stops with its name."""
-    value = os.environ.get(name, "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
-        return False
-    if value in ("1", "true", "yes", "on"):
-        return True
-    raise ValueError(f"{name}={value!r} is not a yes/no value (1/0, true/false, yes/no, on/off)")
 
 
 def run_measure_peaks(args: argparse.Namespace) -> int:

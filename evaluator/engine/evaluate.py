@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from evaluator.engine.sandbox import (
     SandboxError,
     sandbox_for,
     scrubbed_env,
+    unsafe_switch_on,
 )
 from evaluator.engine.scoring import score_performance
 from evaluator.engine.taskspec import TaskSpec, load_task
@@ -66,9 +67,10 @@ class EvaluateOptions:
     # The grading service's secret; without one, unseen shapes are drawn from fresh randomness.
     hidden_seed: str | None = None
     compile_baseline: bool = True
-    # The operator's development switch (sandbox.UNSAFE_SWITCH): without it the candidate runs
-    # only in a sandbox that isolates, and grading stops with an error where none works.
-    allow_unisolated: bool = False
+    # The operator's development switch (sandbox.UNSAFE_SWITCH, read when the options are made):
+    # without it the candidate runs only in a sandbox that isolates, and grading stops with an
+    # error where none works.
+    allow_unisolated: bool = field(default_factory=unsafe_switch_on)
 
 
 def resolve_device(device: str) -> str:

@@ -60,6 +60,17 @@ class SandboxError(RuntimeError):
     pass
 
 
+def unsafe_switch_on() -> bool:
+    """The development switch, read as arena/env.py reads a yes/no variable; a value that is
+    neither stops with the variable's name rather than guess."""
+    value = os.environ.get(UNSAFE_SWITCH, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{UNSAFE_SWITCH}={value!r} is not a yes/no value (1/0, true/false, yes/no)")
+
+
 @dataclass
 class Limits:
     timeout_s: float = 300.0

@@ -4,6 +4,8 @@ The agents are real processes in the real sandbox; the runs' grading messages go
 this test's own that no worker serves.
 """
 
+import shlex
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -213,6 +215,9 @@ def test_a_grader_that_cannot_run_fails_the_run_with_grader_error(run_queues, ve
 
 def test_cancelling_a_running_agent_stops_it_and_submits_nothing(run_queues, vector_add, settings):
     settings.ARENA_RUN_LEASE_S = 2  # the lease keeper looks every half second
+    # A plain process (development switch): the pid the agent writes is then the host's own.
+    settings.ARENA_AGENT_SANDBOX = "process"
+    settings.ARENA_UNSAFE_RUN_UNISOLATED = True
     agent = command_agent("long-thinker", "sh -c 'echo $$ > agent.pid; sleep 120'")
     run = run_create(agent=agent, task=vector_add)
     worker = threading.Thread(target=run_execute, kwargs={"run_id": run.pk})
@@ -335,9 +340,10 @@ def test_under_docker_the_scripted_agent_works_in_a_container(
 def test_a_cli_of_another_version_than_the_agent_names_fails_with_agent_error(
     run_queues, vector_add
 ):
-    agent = command_agent(
-        "pinned", 'python3 -c \'import shutil; shutil.copy("starter/solution.py", "solution.py")\''
-    )
+    # The interpreter itself, not a `python3` on PATH that may be a shim reaching outside the
+    # folders the sandbox binds (pyenv's calls into ~/.pyenv/libexec).
+    copy = 'import shutil; shutil.copy("starter/solution.py", "solution.py")'
+    agent = command_agent("pinned", f"{shlex.quote(sys.executable)} -c {shlex.quote(copy)}")
     agent.cli_version = "Python 2.7"
     agent.save()
     run = execute(agent, vector_add)
@@ -346,7 +352,8 @@ def test_a_cli_of_another_version_than_the_agent_names_fails_with_agent_error(
     assert run.failure_detail.endswith("the agent is version Python 2.7")
     agent.cli_version = run.cli_version
     agent.save()
-    assert execute(agent, vector_add).status == Run.Status.EVALUATING
+    second = execute(agent, vector_add)
+    assert second.status == Run.Status.EVALUATING, second.failure_detail
 
 
 def test_the_agent_sees_its_provider_key_and_no_other_secret(run_queues, vector_add, monkeypatch):

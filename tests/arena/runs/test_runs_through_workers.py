@@ -1,7 +1,10 @@
 """Arena runs carried end to end by real Celery worker processes."""
 
 import io
+import os
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -84,23 +87,22 @@ def test_a_worker_killed_mid_run_leaves_the_run_resumed_once_and_done(
     # Short leases and sweeps so a dead worker's run is found within seconds.
     timing = {"ARENA_RUN_LEASE_S": "4", "ARENA_RUN_SWEEP_S": "2"}
     first = workers("first", [run_queues.agents, run_queues.gpu], **timing)
+    # The marker names the agent's processes on the host, whatever pid namespace they are in.
+    marker = f"slow-agent-{uuid.uuid4().hex}"
     agent = command_agent(
         "slow-but-steady",
-        "sh -c 'echo $$ > agent.pid; sleep 8; cp starter/solution.py solution.py'",
+        f"sh -c ': {marker}; echo $$ > agent.pid; sleep 8; cp starter/solution.py solution.py'",
     )
     run = run_create(agent=agent, task=vector_add)
     wait_for_status(run, Run.Status.AGENT_RUNNING, timeout_s=60)
     pid_file = attempt_box(run_id=run.pk, attempt=1) / "workspace" / "agent.pid"
-    pid = int(
-        wait_for(
-            lambda: pid_file.is_file() and pid_file.read_text().strip(),
-            timeout_s=30,
-            what="the agent's pid",
-        )
+    wait_for(
+        lambda: pid_file.is_file() and pid_file.read_text().strip(), timeout_s=30, what="the agent"
     )
+    assert _processes_named(marker)
     first.kill()
     # The agent does not outlive the worker that ran it.
-    wait_for(lambda: not _alive(pid), timeout_s=10, what=f"the orphaned agent {pid} to end")
+    wait_for(lambda: not _processes_named(marker), timeout_s=10, what="the orphaned agent to end")
     assert Run.objects.get(pk=run.pk).status == Run.Status.AGENT_RUNNING
     time.sleep(4)  # the dead worker's lease runs out
     workers("second", [run_queues.agents, run_queues.gpu], **timing)
@@ -111,9 +113,15 @@ def test_a_worker_killed_mid_run_leaves_the_run_resumed_once_and_done(
     assert Evaluation.objects.filter(submission__run=run).count() == 1
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+def _processes_named(marker: str) -> list[str]:
+    """Live processes whose command line holds `marker` (zombies are dead already)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in command and state != "Z" and entry.name != str(os.getpid()):
+            found.append(entry.name)
+    return found
