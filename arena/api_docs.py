@@ -5,6 +5,7 @@ are still loading.
 """
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularSwaggerView
 
 
@@ -13,6 +14,8 @@ class ApiDocsView(SpectacularSwaggerView):
 
     template_name = "api/docs.html"
 
+    # A page about the API, not an operation of it; overriding get() drops the parent's exclusion.
+    @extend_schema(exclude=True)
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)
         response.data["write_rate"] = settings.ARENA_WRITE_RATE or "no limit"

@@ -31,6 +31,23 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ARENA_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("ARENA_CSRF_TRUSTED_ORIGINS", [])
 
+# Production: the site is served only over HTTPS, by a proxy that terminates TLS and passes the
+# request on over plain HTTP with X-Forwarded-Proto set (docs/deploy.md). Trusting that header is
+# safe only because the proxy overwrites it and nothing else can reach the web processes.
+ARENA_HTTPS = env_bool("ARENA_HTTPS", False)
+if ARENA_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # A year, the least the browsers' preload lists accept. Browsers that saw the header refuse
+    # plain HTTP for that long, so turn this on only once HTTPS works.
+    SECURE_HSTS_SECONDS = 365 * 24 * 3600
+    # These cover the names under the arena's own host name, not its parent domain's; `preload`
+    # only makes the site eligible for the browsers' lists, which take a separate submission.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.contenttypes",
