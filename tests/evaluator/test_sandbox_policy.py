@@ -12,6 +12,7 @@ import pytest
 from evaluator.engine import EvaluateOptions, evaluate, load_task
 from evaluator.engine import sandbox as sandbox_module
 from evaluator.engine.cli import main as cli_main
+from evaluator.engine.evaluate import private_scratch
 from evaluator.engine.sandbox import (
     UNSAFE_SWITCH,
     BwrapSandbox,
@@ -165,3 +166,24 @@ def test_a_worker_erases_its_secrets_from_what_its_children_can_read():
     # The worker itself still holds what settings read before the erasure.
     assert report["settings_kept"] == [secrets["ARENA_SECRET_KEY"], secrets["ARENA_HIDDEN_SEED"]]
     assert report["dumpable"] == 0
+
+
+def test_scratch_left_by_a_killed_worker_is_removed_by_the_next_evaluation(tmp_path):
+    gone_pid = _a_pid_not_running()
+    stale = tmp_path / f"arena-eval-{gone_pid}-abc123"
+    (stale / "candidate" / "io").mkdir(parents=True)
+    (stale / "candidate" / "io" / "out.pt").write_bytes(b"outputs")
+    alive = tmp_path / f"arena-eval-{os.getpid()}-def456"  # another evaluation of a live worker
+    alive.mkdir()
+    with private_scratch("arena-eval", root=str(tmp_path)) as folder:
+        assert folder.name.startswith(f"arena-eval-{os.getpid()}-")
+        assert not stale.exists()
+        assert alive.exists()
+    assert not folder.exists()
+
+
+def _a_pid_not_running() -> int:
+    pid = 4_000_000
+    while Path(f"/proc/{pid}").exists():
+        pid += 1
+    return pid
