@@ -276,6 +276,20 @@ def test_under_bwrap_the_scripted_agent_works_and_sees_neither_repository_nor_da
     assert f"'{database}': No such file" in stderr
 
 
+def test_an_agent_is_never_run_in_a_plain_process_without_the_switch(
+    run_queues, vector_add, settings
+):
+    settings.ARENA_AGENT_SANDBOX = "process"
+    settings.ARENA_UNSAFE_RUN_UNISOLATED = False
+    run = execute(command_agent("unisolated", f"sh -c 'touch ran; {COPY_STARTER}'"), vector_add)
+    assert (run.status, run.failure_reason) == ("failed", "sandbox_error")
+    assert "does not isolate" in run.failure_detail
+    assert "ARENA_UNSAFE_RUN_UNISOLATED" in run.failure_detail
+    workspace = attempt_box(run_id=run.pk, attempt=1) / "workspace"
+    assert workspace.is_dir() and not (workspace / "ran").exists()
+    assert not Submission.objects.filter(run=run).exists()
+
+
 def _abandon(run: Run, *, status: str, attempts: int, expired: bool = True) -> None:
     """What a worker that died holding the run leaves behind."""
     offset = timedelta(seconds=-5 if expired else 300)
