@@ -281,12 +281,12 @@ def test_an_agent_is_never_run_in_a_plain_process_without_the_switch(
 ):
     settings.ARENA_AGENT_SANDBOX = "process"
     settings.ARENA_UNSAFE_RUN_UNISOLATED = False
-    run = execute(command_agent("unisolated", f"sh -c 'touch ran; {COPY_STARTER}'"), vector_add)
+    run = execute(command_agent("unisolated", f"sh -c 'echo started; {COPY_STARTER}'"), vector_add)
     assert (run.status, run.failure_reason) == ("failed", "sandbox_error")
     assert "does not isolate" in run.failure_detail
     assert "ARENA_UNSAFE_RUN_UNISOLATED" in run.failure_detail
-    workspace = attempt_box(run_id=run.pk, attempt=1) / "workspace"
-    assert workspace.is_dir() and not (workspace / "ran").exists()
+    log = run_folder(run_id=run.pk) / "attempt-1" / "agent.log"
+    assert not log.exists() or "started" not in log.read_text()
     assert not Submission.objects.filter(run=run).exists()
 
 
