@@ -24,9 +24,21 @@ class ModerationActionForm(ActionForm):
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "harness", "model", "effort", "cli_version", "created_at"]
-    list_filter = ["harness", "model", "effort"]
-    search_fields = ["slug", "name", "model", "harness"]
+    list_display = [
+        "slug",
+        "name",
+        "owner",
+        "organisation",
+        "harness",
+        "model",
+        "effort",
+        "cli_version",
+        "created_at",
+    ]
+    list_filter = ["harness", "model", "effort", "organisation"]
+    search_fields = ["slug", "name", "model", "harness", "owner__username"]
+    list_select_related = ["owner", "organisation"]
+    raw_id_fields = ["owner"]
     prepopulated_fields = {"slug": ["name"]}
 
 
@@ -50,6 +62,7 @@ class RunAdmin(admin.ModelAdmin):
         "status",
         "failure_reason",
         "source",
+        "created_by",
         "hidden",
         "cost_usd",
         "created_at",
@@ -63,12 +76,18 @@ class RunAdmin(admin.ModelAdmin):
         RunGpuListFilter,
         "agent",
     ]
-    search_fields = ["agent__slug", "agent__name", "task__slug", "hidden_reason"]
-    list_select_related = ["agent", "task"]
+    search_fields = [
+        "agent__slug",
+        "agent__name",
+        "task__slug",
+        "hidden_reason",
+        "created_by__username",
+    ]
+    list_select_related = ["agent", "task", "created_by"]
     # Newest first by primary key: indexed, unlike created_at, and the same order.
     ordering = ["-pk"]
     date_hierarchy = "created_at"
-    raw_id_fields = ["agent", "task", "trajectory"]
+    raw_id_fields = ["agent", "task", "trajectory", "created_by"]
     inlines = [SubmissionInline]
     # Visibility changes only through the actions, which also drop the public caches.
     readonly_fields = ["hidden", "hidden_reason", "created_at"]

@@ -2,11 +2,12 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena.models import Submission
-from arena.services import submission_create
+from arena.models import Run, Submission
+from arena.services import NotYours, run_withdraw, submission_create
 from evaluator.api import SolutionField
 from tasks.selectors import task_get_active
 
@@ -58,12 +59,16 @@ class SubmissionCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         solution_name, solution_code = data["solution"]
-        submission = submission_create(
-            task=data["task"],
-            agent_name=data["agent"],
-            solution_name=solution_name,
-            solution_code=solution_code,
-        )
+        try:
+            submission = submission_create(
+                task=data["task"],
+                agent_name=data["agent"],
+                solution_name=solution_name,
+                solution_code=solution_code,
+                user=request.user,
+            )
+        except NotYours as exc:
+            raise PermissionDenied(exc.message) from None
         return Response(SubmissionOutputSerializer(submission).data, status=status.HTTP_201_CREATED)
 
 
@@ -77,3 +82,27 @@ class SubmissionDetailApi(APIView):
             pk=submission_id,
         )
         return Response(SubmissionOutputSerializer(submission).data)
+
+
+class RunWithdrawOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    hidden = serializers.BooleanField()
+    hidden_reason = serializers.CharField()
+
+
+class RunWithdrawApi(APIView):
+    """POST /api/v1/runs/<id>/withdraw: take one of your runs off every public page.
+
+    For the account that made the run or one that may act for its agent (its owner, a member of
+    its organisation, staff); others get 403. The run stays in the database and the admin.
+    """
+
+    @extend_schema(request=None, responses={200: RunWithdrawOutputSerializer})
+    def post(self, request, run_id: int):
+        if not Run.objects.filter(pk=run_id).exists():
+            raise NotFound(f"no run {run_id}")
+        try:
+            run = run_withdraw(run_id=run_id, user=request.user)
+        except NotYours as exc:
+            raise PermissionDenied(exc.message) from None
+        return Response(RunWithdrawOutputSerializer(run).data)

@@ -111,6 +111,7 @@ class RunLaunchApi(APIView):
                 tasks=data["tasks"],
                 repeats=data["repeats"],
                 budget=data.get("budget"),
+                created_by=request.user,
             )
         except ValueError as exc:
             raise serializers.ValidationError({"budget": [str(exc)]}) from None

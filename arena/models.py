@@ -1,3 +1,5 @@
+from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import models
 
 from evaluator.models import Evaluation
@@ -17,6 +19,19 @@ class Agent(models.Model):
     # How the arena runs it (arena/agents): the adapter's options and the default budget, e.g.
     # {"strategy": "weak"}, {"template": "mycli --prompt-file {prompt}"}, {"budget": {...}}.
     config = models.JSONField(default=dict, blank=True)
+    # Who may submit under the agent, attach transcripts to its runs and withdraw them: its
+    # owner and the members of its organisation (staff always). No owner: a platform agent,
+    # run by the arena or made by staff, that only staff act for.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="agents",
+    )
+    organisation = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="agents"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -58,6 +73,14 @@ class Run(models.Model):
     failure_reason = models.CharField(max_length=20, choices=FailureReason.choices, blank=True)
     failure_detail = models.TextField(blank=True)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.UPLOAD)
+    # The account that uploaded the run or launched it; none for the platform's own runs.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="runs_created",
+    )
     # Moderation: a hidden run stays in the database and the admin, off every public page.
     hidden = models.BooleanField(default=False)
     hidden_reason = models.CharField(max_length=200, blank=True)

@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
@@ -97,14 +98,22 @@ def run_budget(*, agent: Agent, override: dict | None = None) -> Budget:
     return Budget.from_dict(agent.config.get("budget")).merged(override)
 
 
-def run_create(*, agent: Agent, task: Task, budget: dict | None = None) -> Run:
-    """A queued arena run, sent to the agents queue once the caller's transaction commits."""
+def run_create(
+    *,
+    agent: Agent,
+    task: Task,
+    budget: dict | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> Run:
+    """A queued arena run, sent to the agents queue once the caller's transaction commits.
+    `created_by`: the account that launched it (None: the platform, e.g. launch_runs)."""
     agent_adapter(agent=agent)  # a misconfigured agent fails here, not in a worker
     run = Run.objects.create(
         agent=agent,
         task=task,
         status=Status.QUEUED,
         source=Run.Source.ARENA,
+        created_by=created_by,
         budget=run_budget(agent=agent, override=budget).to_dict(),
         model=agent.model,
         effort=agent.effort,
@@ -116,13 +125,20 @@ def run_create(*, agent: Agent, task: Task, budget: dict | None = None) -> Run:
 
 @transaction.atomic
 def runs_launch(
-    *, agent: Agent, tasks: list[Task], repeats: int = 1, budget: dict | None = None
+    *,
+    agent: Agent,
+    tasks: list[Task],
+    repeats: int = 1,
+    budget: dict | None = None,
+    created_by: AbstractBaseUser | None = None,
 ) -> list[Run]:
     """`repeats` runs of `agent` on each task, all created or none."""
     if repeats < 1:
         raise ValueError("repeats: must be at least 1")
     return [
-        run_create(agent=agent, task=task, budget=budget) for task in tasks for _ in range(repeats)
+        run_create(agent=agent, task=task, budget=budget, created_by=created_by)
+        for task in tasks
+        for _ in range(repeats)
     ]
 
 

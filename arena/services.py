@@ -1,28 +1,94 @@
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from arena.models import Agent, Run, Submission
+from arena.moderation import run_visibility_set
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_create, evaluation_run
 from tasks.models import Task
 
+WITHDRAWN_REASON = "withdrawn by its owner"
 
-def agent_get_or_create(*, name: str) -> Agent:
-    agent, _ = Agent.objects.get_or_create(slug=slugify(name), defaults={"name": name})
+
+class NotYours(Exception):
+    """The account may not act for this agent or run; the message says why and what to do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def agent_get_or_create(*, name: str, owner: AbstractBaseUser | None = None) -> Agent:
+    """The agent named `name`; a new one is owned by `owner` (None: a platform agent)."""
+    agent, _ = Agent.objects.get_or_create(
+        slug=slugify(name), defaults={"name": name, "owner": owner}
+    )
     return agent
+
+
+def agent_may_act(*, user: AbstractBaseUser, agent: Agent) -> bool:
+    """Staff, the agent's owner, or a member of its organisation."""
+    if getattr(user, "is_staff", False):
+        return True
+    if agent.owner_id is not None and agent.owner_id == user.pk:
+        return True
+    return (
+        agent.organisation_id is not None
+        and Group.objects.filter(pk=agent.organisation_id, user=user).exists()
+    )
+
+
+def agent_for_account(*, name: str, user: AbstractBaseUser | None) -> Agent:
+    """The agent an account submits under: a new name makes an agent owned by the account; a
+    name that is someone else's is refused (NotYours). None is the platform itself."""
+    agent = agent_get_or_create(name=name, owner=user)
+    if user is None or agent_may_act(user=user, agent=agent):
+        return agent
+    if agent.owner_id is None:
+        raise NotYours(f"the agent {agent.name!r} is run by the platform; only staff act for it")
+    raise NotYours(
+        f"the agent {agent.name!r} belongs to another account: submit under a name of your "
+        f"own, or ask its owner to add you to its organisation"
+    )
+
+
+def run_may_act(*, user: AbstractBaseUser, run: Run) -> bool:
+    """The account that created the run, or one that may act for its agent."""
+    return run.created_by_id == user.pk or agent_may_act(user=user, agent=run.agent)
+
+
+def run_withdraw(*, run_id: int, user: AbstractBaseUser) -> Run:
+    """Take a run off every public page at its owner's request (it stays in the database and
+    the admin). A run hidden by a moderator keeps the moderator's reason."""
+    run = Run.objects.select_related("agent").get(pk=run_id)
+    if not run_may_act(user=user, run=run):
+        raise NotYours(f"run {run_id} is not yours to withdraw")
+    if not run.hidden:
+        run_visibility_set(runs=Run.objects.filter(pk=run_id), hidden=True, reason=WITHDRAWN_REASON)
+        run.refresh_from_db()
+    return run
 
 
 @transaction.atomic
 def submission_create(
-    *, task: Task, agent_name: str, solution_name: str, solution_code: str
+    *,
+    task: Task,
+    agent_name: str,
+    solution_name: str,
+    solution_code: str,
+    user: AbstractBaseUser | None = None,
 ) -> Submission:
-    """An uploaded solution: Run + Evaluation + Submission, graded once this commits."""
+    """An uploaded solution: Run + Evaluation + Submission, graded once this commits. `user`
+    must be allowed to act for the named agent (NotYours otherwise); nothing is written then."""
     run = Run.objects.create(
-        agent=agent_get_or_create(name=agent_name),
+        agent=agent_for_account(name=agent_name, user=user),
         task=task,
         status=Run.Status.EVALUATING,
         source=Run.Source.UPLOAD,
+        created_by=user,
     )
     evaluation = evaluation_create(
         task=task, solution_name=solution_name, solution_code=solution_code

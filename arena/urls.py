@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from arena.api import SubmissionCreateApi, SubmissionDetailApi
+from arena.api import RunWithdrawApi, SubmissionCreateApi, SubmissionDetailApi
 from arena.api_docs import ApiDocsView
 from arena.api_errors import not_found as api_not_found
 from arena.api_runs import RunCancelApi, RunLaunchApi
@@ -23,6 +23,7 @@ api_v1 = [
     path("trajectories", TrajectoryCreateApi.as_view(), name="trajectory-create"),
     path("runs/launch", RunLaunchApi.as_view(), name="run-launch"),
     path("runs/<int:run_id>/cancel", RunCancelApi.as_view(), name="run-cancel"),
+    path("runs/<int:run_id>/withdraw", RunWithdrawApi.as_view(), name="run-withdraw"),
     path("schema", SpectacularAPIView.as_view(), name="schema"),
     path("", include("leaderboard.api_urls")),  # the public read API
 ]

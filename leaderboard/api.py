@@ -309,7 +309,10 @@ class RunOutputSerializer(serializers.Serializer):
     category = serializers.CharField(source="task.category")
     status = serializers.CharField()
     failure_reason = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField(help_text="arena: run by the platform; upload: an account's")
+    created_by = serializers.CharField(
+        source="created_by.username", allow_null=True, default=None, help_text="the account"
+    )
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     cache_read_tokens = serializers.IntegerField()

@@ -308,7 +308,7 @@ def run_list_public(
     gpu: str = "",
 ) -> QuerySet[Run]:
     """Public runs, newest first; `runs_attach_scores` adds their verdicts to a page of them."""
-    runs = Run.objects.filter(hidden=False).select_related("agent", "task")
+    runs = Run.objects.filter(hidden=False).select_related("agent", "task", "created_by")
     if agent:
         runs = runs.filter(agent__slug=agent)
     if task:
@@ -343,7 +343,7 @@ def runs_attach_scores(runs: list[Run]) -> list[Run]:
 def run_get_public(*, run_id: int) -> Run | None:
     """A run with its submissions and shapes; None when it does not exist or is hidden."""
     return (
-        Run.objects.select_related("agent", "task")
+        Run.objects.select_related("agent", "task", "created_by")
         .prefetch_related("submissions__evaluation__shapes")
         .filter(pk=run_id, hidden=False)
         .first()
@@ -382,7 +382,9 @@ def submission_list_pending(*, limit: int = 20) -> QuerySet[Submission]:
 
 
 def score_list_recent(*, limit: int = 15) -> QuerySet[RunScore]:
-    return public_scores().select_related("agent", "task").order_by("-pk")[:limit]
+    return (
+        public_scores().select_related("agent", "task", "run__created_by").order_by("-pk")[:limit]
+    )
 
 
 def task_runs(*, task: Task, limit: int = 300) -> list[RunScore]:

@@ -35,20 +35,26 @@ def task(db):
 
 
 @pytest.fixture
-def run(task):
-    from arena.models import Agent, Run
+def uploader(db):
+    from django.contrib.auth import get_user_model
 
-    agent = Agent.objects.create(slug="claude-code", name="Claude Code")
-    return Run.objects.create(agent=agent, task=task, status=Run.Status.DONE)
+    return get_user_model().objects.create_user("uploader", password="not-used-here-1")
 
 
 @pytest.fixture
-def api_token(db):
-    from django.contrib.auth import get_user_model
+def run(task, uploader):
+    """A run of the uploader's own agent, so that the uploader may attach its log."""
+    from arena.models import Agent, Run
+
+    agent = Agent.objects.create(slug="claude-code", name="Claude Code", owner=uploader)
+    return Run.objects.create(agent=agent, task=task, status=Run.Status.DONE, created_by=uploader)
+
+
+@pytest.fixture
+def api_token(uploader):
     from rest_framework.authtoken.models import Token
 
-    user = get_user_model().objects.create_user("uploader", password="not-used-here-1")
-    return Token.objects.create(user=user).key
+    return Token.objects.create(user=uploader).key
 
 
 @pytest.fixture
