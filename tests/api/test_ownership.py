@@ -5,7 +5,6 @@ import io
 
 import pytest
 from django.contrib.auth.models import Group
-from django.core.cache import cache
 from django.test import Client
 
 from arena.models import Agent, Run, Submission
@@ -17,13 +16,6 @@ from transcripts.models import Trajectory
 
 SUBMIT = "/api/v1/submissions"
 TRAJECTORIES = "/api/v1/trajectories"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_rate_limits():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture
