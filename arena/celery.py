@@ -13,8 +13,6 @@ from celery.signals import worker_init
 from django.conf import settings
 from kombu import Queue
 
-from evaluator.engine.concealment import environ_conceal
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
 app = Celery("arena")
@@ -57,5 +55,9 @@ def _ensure_embedded_broker_folders(sender: Celery, **kwargs: object) -> None:
 @worker_init.connect
 def _conceal_secrets(**kwargs: object) -> None:
     # Settings have read them by now (this attribute access loads settings if nothing did);
-    # from here on no process this worker starts can read them from its /proc environ.
+    # from here on no process this worker starts can read them from its /proc environ. (Imported
+    # here: the engine's package loads torch, which a process that only loads settings, such as
+    # `manage.py migrate`, should not pay for.)
+    from evaluator.engine.concealment import environ_conceal
+
     environ_conceal(settings.ARENA_CONCEALED_VARIABLES)
