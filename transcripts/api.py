@@ -7,7 +7,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import TokenAuthentication
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -15,7 +15,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from transcripts.models import Trajectory
-from transcripts.services import TrajectoryRejected, TrajectoryTooLarge, trajectory_upload
+from transcripts.services import (
+    TrajectoryForbidden,
+    TrajectoryRejected,
+    TrajectoryTooLarge,
+    trajectory_upload,
+)
 
 
 class PayloadTooLarge(APIException):
@@ -90,14 +95,17 @@ class TrajectoryCreateApi(APIView):
             raise PayloadTooLarge({"file": [f"larger than the {limit:,}-byte limit"]})
         try:
             trajectory = trajectory_upload(
-                data=upload.read(),
+                file=upload,
                 filename=upload.name or "",
                 run_id=data.get("run"),
                 agent_slug=data.get("agent", ""),
                 task_slug=data.get("task", ""),
+                user=request.user,
             )
         except TrajectoryTooLarge as exc:
             raise PayloadTooLarge({"file": [exc.message]}) from None
+        except TrajectoryForbidden as exc:
+            raise PermissionDenied(exc.message) from None
         except TrajectoryRejected as exc:
             raise ValidationError({exc.field: [exc.message]}) from None
         body = TrajectoryOutputSerializer(trajectory).data

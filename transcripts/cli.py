@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from transcripts.formats import Transcript, TranscriptFormatError, parse_path
+from transcripts.formats import ArchiveLimits, Transcript, TranscriptFormatError, parse_path
+from transcripts.formats.archives import DEFAULT_LIMITS
 from transcripts.formats.schema import EventKind
 
 
@@ -73,8 +74,14 @@ def _readable(transcript: Transcript, counts: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _limits(args: argparse.Namespace) -> ArchiveLimits:
+    return ArchiveLimits(
+        max_total_bytes=args.max_bytes, max_member_bytes=args.max_bytes, max_ratio=args.max_ratio
+    )
+
+
 def _inspect(args: argparse.Namespace) -> int:
-    transcript = parse_path(args.path)
+    transcript = parse_path(args.path, limits=_limits(args))
     counts = summary(transcript)
     print(json.dumps(counts, indent=2) if args.json else _readable(transcript, counts))
     return 0
@@ -84,7 +91,7 @@ def _render(args: argparse.Namespace) -> int:
     # Imported here so that `inspect` works where the renderer's dependencies are missing.
     from transcripts.render.export import export_to
 
-    transcript = parse_path(args.path)
+    transcript = parse_path(args.path, limits=_limits(args))
     output = Path(args.output)
     # Streamed into a file beside the target and moved into place: memory stays near the
     # parsed transcript's size, and a failed render leaves no half-written page behind.
@@ -111,7 +118,26 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("-o", "--output", required=True, help="the HTML file to write")
     render.add_argument("--title", default=None, help="the page title")
     render.set_defaults(handler=_render)
+    for command in (inspect, render):
+        _add_limits(command)
     return parser
+
+
+def _add_limits(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_LIMITS.max_total_bytes,
+        help="refuse a log, folder or archive holding more than this once expanded "
+        "(default %(default)s)",
+    )
+    command.add_argument(
+        "--max-ratio",
+        type=int,
+        default=DEFAULT_LIMITS.max_ratio,
+        help="refuse an archive entry expanding to more than this many times its compressed "
+        "size (default %(default)s)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

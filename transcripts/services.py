@@ -13,15 +13,16 @@ import hashlib
 import io
 import json
 import os
-import posixpath
-import stat
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -30,7 +31,10 @@ from django.utils.text import slugify
 
 from tasks.models import Task
 from tasks.selectors import task_get_active
-from transcripts.formats import Transcript, TranscriptFormatError, parse_bytes
+from transcripts.formats import Transcript, TranscriptFormatError
+from transcripts.formats.archives import CHUNK_BYTES, ArchiveError, ArchiveLimits, Unpacked, unpack
+from transcripts.formats.detect import parse_files
+from transcripts.formats.records import SourceFile
 from transcripts.formats.redact import redact_bytes, redact_text
 from transcripts.models import Trajectory
 from transcripts.render import RunContext, export_to, renderer_version, write_transcript
@@ -39,7 +43,6 @@ from transcripts.selectors import trajectory_transcript
 if TYPE_CHECKING:
     from arena.models import Run
 
-MAX_ZIP_MEMBERS = 10_000
 # gzip level 1 compresses logs about 6x at several times the speed of the default level 9.
 GZIP_LEVEL = 1
 MALFORMED_KEPT = 50
@@ -59,14 +62,24 @@ class TrajectoryTooLarge(TrajectoryRejected):
         super().__init__("file", message)
 
 
-@dataclass
-class Unpacked:
-    files: list[tuple[str, bytes]]  # (relative name, content)
-    folder: bool  # a zipped folder, stored and parsed as a zip
+class TrajectoryForbidden(TrajectoryRejected):
+    """The account may not attach a log to this run, or upload under this agent."""
 
 
 def trajectory_max_bytes() -> int:
     return int(settings.ARENA_TRAJECTORY_MAX_BYTES)
+
+
+def trajectory_limits(*, max_bytes: int | None = None) -> ArchiveLimits:
+    """What an upload may hold: ARENA_TRAJECTORY_MAX_BYTES as uploaded and as expanded (in all,
+    and per file), and the ARENA_ARCHIVE_* caps on an archive's entries."""
+    total = max_bytes if max_bytes is not None else trajectory_max_bytes()
+    return ArchiveLimits(
+        max_total_bytes=total,
+        max_member_bytes=total,
+        max_ratio=int(settings.ARENA_ARCHIVE_MAX_RATIO),
+        max_members=int(settings.ARENA_ARCHIVE_MAX_MEMBERS),
+    )
 
 
 @dataclass
@@ -83,18 +96,21 @@ def trajectory_import(
     *,
     data: bytes | None = None,
     path: Path | None = None,
+    file: BinaryIO | None = None,
     filename: str = "",
     run: Run | None = None,
     max_bytes: int | None = None,
 ) -> Trajectory:
-    """Import one log (bytes or a file; a single file, a .gz, or a folder as .zip).
+    """Import one log (bytes, a path or a file; a single file, a .gz, or a folder as .zip).
 
     Secrets are redacted before anything is stored or parsed. With `run`, the run's usage
     columns are set from the log and the trajectory is attached to it.
     """
     if run is not None and run.trajectory_id is not None:
         raise TrajectoryRejected("run", f"run {run.pk} already has a trajectory")
-    prepared = trajectory_prepare(data=data, path=path, filename=filename, max_bytes=max_bytes)
+    prepared = trajectory_prepare(
+        data=data, path=path, file=file, filename=filename, max_bytes=max_bytes
+    )
     written: list[str] = []
     try:
         with transaction.atomic():
@@ -108,48 +124,79 @@ def trajectory_prepare(
     *,
     data: bytes | None = None,
     path: Path | None = None,
+    file: BinaryIO | None = None,
     filename: str = "",
     max_bytes: int | None = None,
 ) -> Prepared:
-    """Everything but the writing: size check, unpacking, redaction, parsing (no transaction)."""
-    limit = max_bytes if max_bytes is not None else trajectory_max_bytes()
+    """Everything but the writing: size check, unpacking, redaction, parsing (no transaction).
+
+    Give one of `data`, `path` (a file or a folder) and `file` (a seekable binary file, such as
+    Django's uploaded file): a file is read in chunks and refused past a cap as it streams,
+    never read whole first. Archives are expanded by transcripts.formats.archives.
+    """
+    limits = trajectory_limits(max_bytes=max_bytes)
     if path is not None and path.is_dir():
         filename = f"{path.name}.zip"
     filename = _safe_name(filename or (path.name if path else "") or "log.jsonl")
-    upload = _read_upload(data=data, path=path, limit=limit, filename=filename)
-    stored_raw, parse_name = _pack(unpack(upload, filename=filename, limit=limit), filename)
-    transcript = _parse(stored_raw, parse_name)
+    opened = _upload_stream(data=data, path=path, file=file, filename=filename, limits=limits)
+    with opened as upload:
+        sha256, size_bytes = _fingerprint(upload, filename=filename, limit=limits.max_total_bytes)
+        unpacked = _redacted(_unpack(upload, filename=filename, limits=limits))
+    parse_name = _parse_name(unpacked, filename)
+    transcript = _parse(unpacked.files, parse_name)
     # Secrets written with JSON escapes in the raw log only show once parsed: redact again.
     normalized = redact_text(json.dumps(transcript.to_dict(), ensure_ascii=False, default=str))
+    row = _trajectory_row(transcript, filename=filename, sha256=sha256, size_bytes=size_bytes)
     return Prepared(
-        row=_trajectory_row(transcript, filename=filename, upload=upload),
-        raw_gz=gzip.compress(stored_raw, compresslevel=GZIP_LEVEL),
+        row=row,
+        raw_gz=gzip.compress(_stored(unpacked), compresslevel=GZIP_LEVEL),
         raw_name=f"{parse_name}.gz",
         normalized_gz=gzip.compress(normalized.encode("utf-8"), compresslevel=GZIP_LEVEL),
     )
 
 
-def _read_upload(*, data: bytes | None, path: Path | None, limit: int, filename: str) -> bytes:
-    if (data is None) == (path is None):
-        raise ValueError("give exactly one of data and path")
-    if path is not None:
-        data = _read_path(path, limit=limit, filename=filename)
-    assert data is not None
-    if len(data) > limit:
-        raise TrajectoryTooLarge(f"{filename}: larger than the {limit:,}-byte limit")
-    if not data.strip():
-        raise TrajectoryRejected("file", f"{filename}: the file is empty")
-    return data
-
-
-def _read_path(path: Path, *, limit: int, filename: str) -> bytes:
-    """A file's bytes; a folder (a session with its subagent files) as an uncompressed zip."""
-    if path.is_file():
-        if path.stat().st_size > limit:
-            raise TrajectoryTooLarge(f"{filename}: larger than the {limit:,}-byte limit")
-        return path.read_bytes()
-    if not path.is_dir():
+@contextmanager
+def _upload_stream(
+    *,
+    data: bytes | None,
+    path: Path | None,
+    file: BinaryIO | None,
+    filename: str,
+    limits: ArchiveLimits,
+) -> Iterator[BinaryIO]:
+    """The upload as a seekable binary file at its start (a folder as an uncompressed zip)."""
+    if sum(given is not None for given in (data, path, file)) != 1:
+        raise ValueError("give exactly one of data, path and file")
+    if file is not None:
+        file.seek(0)
+        yield file
+    elif data is not None:
+        yield io.BytesIO(data)
+    elif path is not None and path.is_dir():
+        yield io.BytesIO(_zip_folder(path, limit=limits.max_total_bytes, filename=filename))
+    elif path is not None and path.is_file():
+        with path.open("rb") as stream:
+            yield stream
+    else:
         raise TrajectoryRejected("file", f"{path}: no such file or folder")
+
+
+def _fingerprint(upload: BinaryIO, *, filename: str, limit: int) -> tuple[str, int]:
+    """The upload's sha256 and size, read in chunks and refused past `limit` as it streams."""
+    digest, size = hashlib.sha256(), 0
+    while chunk := upload.read(CHUNK_BYTES):
+        size += len(chunk)
+        if size > limit:
+            raise TrajectoryTooLarge(f"{filename}: larger than the {limit:,}-byte limit")
+        digest.update(chunk)
+    if size == 0:
+        raise TrajectoryRejected("file", f"{filename}: the file is empty")
+    upload.seek(0)
+    return digest.hexdigest(), size
+
+
+def _zip_folder(path: Path, *, limit: int, filename: str) -> bytes:
+    """A folder (a session with its subagent files) as an uncompressed zip, like an upload."""
     # Links are left out: a folder's log must not pull in files from elsewhere on the host.
     files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
     if sum(p.stat().st_size for p in files) > limit:
@@ -161,114 +208,63 @@ def _read_path(path: Path, *, limit: int, filename: str) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(data: bytes, *, filename: str, limit: int) -> Unpacked:
-    """The files of an upload; a .zip or .gz expands to at most `limit` bytes in all."""
-    if filename.lower().endswith(".zip") or data[:4] == b"PK\x03\x04":
-        return Unpacked(_unzip(data, filename=filename, limit=limit), folder=True)
-    if filename.lower().endswith(".gz") or data[:2] == b"\x1f\x8b":
-        inner = _gunzip(data, filename=filename, limit=limit)
-        return Unpacked([(filename.removesuffix(".gz") or "log.jsonl", inner)], folder=False)
-    return Unpacked([(filename, data)], folder=False)
-
-
-def _gunzip(data: bytes, *, filename: str, limit: int) -> bytes:
+def _unpack(upload: BinaryIO, *, filename: str, limits: ArchiveLimits) -> Unpacked:
+    """The files of an upload, within `limits` (a size cap's refusal is a TrajectoryTooLarge)."""
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            out = stream.read(limit + 1)  # never more than the limit, however it was packed
-    except (OSError, EOFError) as exc:
-        raise TrajectoryRejected("file", f"{filename}: not a readable gzip file ({exc})") from None
-    if len(out) > limit:
-        raise TrajectoryTooLarge(f"{filename}: expands past the {limit:,}-byte limit")
-    return out
+        unpacked = unpack(upload, name=filename, limits=limits)
+    except ArchiveError as exc:
+        if exc.too_large:
+            raise TrajectoryTooLarge(str(exc)) from None
+        raise TrajectoryRejected("file", str(exc)) from None
+    if not unpacked.folder and not unpacked.files[0].data.strip():
+        raise TrajectoryRejected("file", f"{filename}: the file is empty")
+    return unpacked
 
 
-def _unzip(data: bytes, *, filename: str, limit: int) -> list[tuple[str, bytes]]:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise TrajectoryRejected("file", f"{filename}: not a readable zip file ({exc})") from None
-    if len(members) > MAX_ZIP_MEMBERS:
-        raise TrajectoryRejected("file", f"{filename}: more than {MAX_ZIP_MEMBERS} entries")
-    files: list[tuple[str, bytes]] = []
-    total = 0
-    for info in members:
-        name = _member_name(info, filename)
-        if name is None:
-            continue
-        content = _read_member(archive, info, filename=filename, budget=limit - total)
-        total += len(content)
-        files.append((name, content))
-    if not files:
-        raise TrajectoryRejected("file", f"{filename}: the zip file holds no files")
-    return files
+def _redacted(unpacked: Unpacked) -> Unpacked:
+    files = [SourceFile(file.name, redact_bytes(file.data)) for file in unpacked.files]
+    return Unpacked(files, unpacked.kind)
 
 
-def _member_name(info: zipfile.ZipInfo, filename: str) -> str | None:
-    """The member's safe relative name; None for folders; an error for anything dangerous."""
-    raw = info.filename
-    if info.is_dir() or raw.startswith("__MACOSX/"):
-        return None
-    where = f"{filename}: entry {raw!r}"
-    if stat.S_ISLNK(info.external_attr >> 16):
-        raise TrajectoryRejected("file", f"{where} is a symbolic link")
-    if info.flag_bits & 0x1:
-        raise TrajectoryRejected("file", f"{where} is encrypted")
-    parts = raw.replace("\\", "/").split("/")
-    if raw.startswith(("/", "\\")) or ":" in parts[0] or ".." in parts or "\x00" in raw:
-        raise TrajectoryRejected("file", f"{where} points outside the folder")
-    return posixpath.normpath("/".join(p for p in parts if p not in ("", ".")))
-
-
-def _read_member(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, filename: str, budget: int
-) -> bytes:
-    # The sizes in a zip's directory are the uploader's claim; the read is capped regardless.
-    if info.file_size > budget:
-        raise TrajectoryTooLarge(f"{filename}: expands past the size limit")
-    try:
-        with archive.open(info) as stream:
-            content = stream.read(budget + 1)
-    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as exc:
-        raise TrajectoryRejected(
-            "file", f"{filename}: entry {info.filename!r} cannot be read ({exc})"
-        ) from None
-    if len(content) > budget:
-        raise TrajectoryTooLarge(f"{filename}: expands past the size limit")
-    return content
-
-
-def _pack(unpacked: Unpacked, filename: str) -> tuple[bytes, str]:
-    """The redacted log as one blob, and the name the parser should see it under."""
-    redacted = [(name, redact_bytes(content)) for name, content in unpacked.files]
+def _parse_name(unpacked: Unpacked, filename: str) -> str:
+    """The name the parser sees and the raw log is stored under: a folder's is `<stem>.zip`."""
     if not unpacked.folder:
-        return redacted[0][1], redacted[0][0]
+        return unpacked.files[0].name
+    stem = filename[: -len(".zip")] if filename.lower().endswith(".zip") else filename
+    return f"{stem}.zip"
+
+
+def _stored(unpacked: Unpacked) -> bytes:
+    """The redacted log as one blob: the file itself, or a folder as an uncompressed zip."""
+    if not unpacked.folder:
+        return unpacked.files[0].data
     buffer = io.BytesIO()
     # Stored, not deflated: the blob is gzipped as a whole afterwards.
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for name, content in redacted:
-            archive.writestr(name, content)
-    stem = filename[: -len(".zip")] if filename.lower().endswith(".zip") else filename
-    return buffer.getvalue(), f"{stem}.zip"
+        for file in unpacked.files:
+            archive.writestr(file.name, file.data)
+    return buffer.getvalue()
 
 
-def _parse(blob: bytes, name: str) -> Transcript:
+def _parse(files: list[SourceFile], name: str) -> Transcript:
     try:
-        return parse_bytes(blob, name)
+        return parse_files(files, name)
     except TranscriptFormatError as exc:
         raise TrajectoryRejected("file", str(exc)) from None
     except (UnicodeDecodeError, RecursionError) as exc:
         raise TrajectoryRejected("file", f"{name}: cannot be read as a log ({exc})") from None
 
 
-def _trajectory_row(transcript: Transcript, *, filename: str, upload: bytes) -> Trajectory:
+def _trajectory_row(
+    transcript: Transcript, *, filename: str, sha256: str, size_bytes: int
+) -> Trajectory:
     events = transcript.events()
     usage = transcript.usage()
     return Trajectory(
         format=transcript.format[:40],
         filename=filename,
-        sha256=hashlib.sha256(upload).hexdigest(),
-        size_bytes=len(upload),
+        sha256=sha256,
+        size_bytes=size_bytes,
         event_count=len(events),
         turn_count=sum(len(thread.turns) for thread in transcript.threads),
         tool_call_count=sum(e.kind == "tool_call" for e in events),
@@ -345,35 +341,44 @@ def trajectory_upload(
     *,
     data: bytes | None = None,
     path: Path | None = None,
+    file: BinaryIO | None = None,
     filename: str = "",
     run_id: int | None = None,
     agent_slug: str = "",
     task_slug: str = "",
     max_bytes: int | None = None,
+    user: AbstractBaseUser | None = None,
 ) -> Trajectory:
     """An upload for an existing run, or for a new run of an agent on a task (no submission).
 
-    The new run and the trajectory are created together or not at all.
+    The new run and the trajectory are created together or not at all. `user` is the account
+    uploading (None: the operator, from the command line): it must be allowed to act for the
+    run or the agent (TrajectoryForbidden otherwise).
     """
     # Runs belong to the arena app, a layer above this one; it is imported here, at the one
     # place where an upload names a run, so that the transcripts app stays importable alone.
     from arena.models import Run
+    from arena.services import run_may_act
 
     if run_id is not None and (agent_slug or task_slug):
         raise TrajectoryRejected("run", "give either a run id or an agent and a task, not both")
     if run_id is None:
         task = _task_for_new_run(agent_slug=agent_slug, task_slug=task_slug)
-    elif not Run.objects.filter(pk=run_id).exists():
+    elif (run := Run.objects.select_related("agent").filter(pk=run_id).first()) is None:
         raise TrajectoryRejected("run", f"no run with id {run_id}")
-    elif Run.objects.filter(pk=run_id, trajectory__isnull=False).exists():
+    elif user is not None and not run_may_act(user=user, run=run):
+        raise TrajectoryForbidden("run", f"run {run_id} is not yours: only its owner attaches logs")
+    elif run.trajectory_id is not None:
         raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
     # Parsing takes seconds on a large log: it happens before the transaction opens.
-    prepared = trajectory_prepare(data=data, path=path, filename=filename, max_bytes=max_bytes)
+    prepared = trajectory_prepare(
+        data=data, path=path, file=file, filename=filename, max_bytes=max_bytes
+    )
     written: list[str] = []
     try:
         with transaction.atomic():
             if run_id is None:
-                run = _run_create(agent_name=agent_slug.strip(), task=task)
+                run = _run_create(agent_name=agent_slug.strip(), task=task, user=user)
             else:
                 run = Run.objects.select_for_update().get(pk=run_id)
                 if run.trajectory_id is not None:
@@ -395,16 +400,21 @@ def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
     return task
 
 
-def _run_create(*, agent_name: str, task: Task) -> Run:
+def _run_create(*, agent_name: str, task: Task, user: AbstractBaseUser | None) -> Run:
     """A run known only from its log: finished, with no submission to grade."""
     from arena.models import Run
-    from arena.services import agent_get_or_create
+    from arena.services import NotYours, agent_for_account
 
+    try:
+        agent = agent_for_account(name=agent_name, user=user)
+    except NotYours as exc:
+        raise TrajectoryForbidden("agent", exc.message) from None
     return Run.objects.create(
-        agent=agent_get_or_create(name=agent_name),
+        agent=agent,
         task=task,
         status=Run.Status.DONE,
         source=Run.Source.UPLOAD,
+        created_by=user,
         finished_at=timezone.now(),
     )
 

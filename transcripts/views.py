@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from transcripts.render import transcript_policy
 from transcripts.selectors import transcript_run_context
 from transcripts.services import (
+    TrajectoryForbidden,
     TrajectoryRejected,
     TrajectoryTooLarge,
     trajectory_upload,
@@ -85,6 +86,9 @@ class UploadForm(forms.Form):
         return data
 
 
+_REJECTION_STATUS = {TrajectoryTooLarge: 413, TrajectoryForbidden: 403}
+
+
 @login_required(login_url="admin:login")
 @require_http_methods(["GET", "POST"])
 def trajectory_upload_form(request: HttpRequest) -> HttpResponse:
@@ -99,15 +103,16 @@ def trajectory_upload_form(request: HttpRequest) -> HttpResponse:
                 if upload.size > limit:
                     raise TrajectoryTooLarge(f"larger than the {limit:,}-byte limit")
                 trajectory = trajectory_upload(
-                    data=upload.read(),
+                    file=upload,
                     filename=upload.name or "",
                     run_id=form.cleaned_data["run"],
                     agent_slug=form.cleaned_data["agent"] or "",
                     task_slug=form.cleaned_data["task"] or "",
+                    user=request.user,
                 )
             except TrajectoryRejected as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
-                status = 413 if isinstance(exc, TrajectoryTooLarge) else 400
+                status = _REJECTION_STATUS.get(type(exc), 400)
             else:
                 return redirect("transcript", run_id=trajectory.run.pk)
     return render(

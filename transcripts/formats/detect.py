@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import posixpath
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .archives import DEFAULT_LIMITS, ArchiveError, ArchiveLimits, read_capped, unpack
 from .errors import TranscriptFormatError
 from .records import SourceFile
 from .schema import Transcript
 
 SNIFF_BYTES = 262_144
 SNIFF_RECORDS = 50
-# Uploads are capped before they reach us; this guards the zip/gzip expansion itself.
-MAX_EXPANDED_BYTES = 1_073_741_824
 LOG_SUFFIXES = (".jsonl", ".json", ".ndjson", ".log", ".txt")
 
 _CODEX_ROLLOUT_TYPES = frozenset(
@@ -178,21 +173,43 @@ def parse_files(files: list[SourceFile], label: str) -> Transcript:
     return transcript
 
 
-def read_path(path: str | Path) -> list[SourceFile]:
-    """The files of a log: a file (with its Claude Code subagent files) or a whole folder."""
+def read_path(path: str | Path, *, limits: ArchiveLimits = DEFAULT_LIMITS) -> list[SourceFile]:
+    """The files of a log: a file (with its Claude Code subagent files), a .zip or .gz, or a
+    whole folder; `limits.max_total_bytes` in all (ArchiveError past it)."""
     root = Path(path)
     if root.is_dir():
-        files = [p for p in sorted(root.rglob("*")) if p.is_file()]
-        return [SourceFile(p.relative_to(root).as_posix(), p.read_bytes()) for p in files]
+        found = [p for p in sorted(root.rglob("*")) if p.is_file()]
+        named = [(p.relative_to(root).as_posix(), p) for p in found]
+        return _read_files(named, label=str(root), max_bytes=limits.max_total_bytes)
     if not root.is_file():
         raise TranscriptFormatError(f"{root}: no such file or folder")
-    if root.suffix == ".zip" or root.suffix == ".gz":
-        return expand(root.read_bytes(), root.name)
-    main = SourceFile(root.name, root.read_bytes())
-    return [main, *_claude_code_companions(root, main)]
+    with root.open("rb") as stream:
+        unpacked = unpack(stream, name=root.name, limits=limits)
+    if unpacked.kind is not None:
+        return unpacked.files
+    main = unpacked.files[0]
+    companions = _claude_code_companions(root, main)
+    room = limits.max_total_bytes - len(main.data)
+    return [main, *_read_files(companions, label=str(root), max_bytes=room)]
 
 
-def _claude_code_companions(root: Path, main: SourceFile) -> list[SourceFile]:
+def _read_files(named: list[tuple[str, Path]], *, label: str, max_bytes: int) -> list[SourceFile]:
+    """Local files, refused from their sizes before any is read when they hold too much."""
+    total = sum(path.stat().st_size for _, path in named)
+    if total > max_bytes:
+        raise ArchiveError(
+            label, f"holds {total:,} bytes, more than the {max_bytes:,}-byte limit", too_large=True
+        )
+    files = []
+    for name, path in named:
+        with path.open("rb") as stream:
+            data = read_capped(stream, name=f"{label}: {name}", max_bytes=max_bytes)
+        max_bytes -= len(data)
+        files.append(SourceFile(name, data))
+    return files
+
+
+def _claude_code_companions(root: Path, main: SourceFile) -> list[tuple[str, Path]]:
     """Subagent files of a Claude Code session named by its main file alone."""
     if (
         root.suffix != ".jsonl"
@@ -200,54 +217,15 @@ def _claude_code_companions(root: Path, main: SourceFile) -> list[SourceFile]:
         or sniff(main) != "claude-code-jsonl"
     ):
         return []
-    found: list[SourceFile] = []
+    found: list[tuple[str, Path]] = []
     nested = root.with_suffix("") / "subagents"  # 2.1.x
     if nested.is_dir():
         for p in sorted(nested.rglob("agent-*")):  # workflows nest agents a level deeper
             if p.is_file():
-                name = f"{root.stem}/subagents/{p.relative_to(nested).as_posix()}"
-                found.append(SourceFile(name, p.read_bytes()))
-    session_id = root.stem
+                found.append((f"{root.stem}/subagents/{p.relative_to(nested).as_posix()}", p))
+    session_id = root.stem.encode()
     for p in sorted(root.parent.glob("agent-*.jsonl")):  # 2.0.x, filtered to this session
-        data = p.read_bytes()
-        if session_id.encode() in data[:4096]:
-            found.append(SourceFile(p.name, data))
+        with p.open("rb") as stream:
+            if session_id in stream.read(4096):
+                found.append((p.name, p))
     return found
-
-
-def expand(data: bytes, name: str) -> list[SourceFile]:
-    """The files inside an upload: a .zip (a folder), a .gz (one file), or the file itself."""
-    if name.endswith(".zip") or data[:4] == b"PK\x03\x04":
-        return _unzip(data, name)
-    if name.endswith(".gz") or data[:2] == b"\x1f\x8b":
-        return [SourceFile(name.removesuffix(".gz"), _gunzip(data, name))]
-    return [SourceFile(name, data)]
-
-
-def _gunzip(data: bytes, name: str) -> bytes:
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            out = stream.read(MAX_EXPANDED_BYTES + 1)
-    except (OSError, EOFError) as exc:
-        raise TranscriptFormatError(f"{name}: not a readable gzip file: {exc}") from exc
-    if len(out) > MAX_EXPANDED_BYTES:
-        raise TranscriptFormatError(f"{name}: expands past {MAX_EXPANDED_BYTES} bytes")
-    return out
-
-
-def _unzip(data: bytes, name: str) -> list[SourceFile]:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise TranscriptFormatError(f"{name}: not a readable zip file: {exc}") from exc
-    files: list[SourceFile] = []
-    total = 0
-    for info in archive.infolist():
-        if info.is_dir() or info.filename.startswith("__MACOSX/"):
-            continue
-        total += info.file_size
-        if total > MAX_EXPANDED_BYTES:
-            raise TranscriptFormatError(f"{name}: expands past {MAX_EXPANDED_BYTES} bytes")
-        member = posixpath.normpath(info.filename).lstrip("/")
-        files.append(SourceFile(member, archive.read(info)))
-    return files
