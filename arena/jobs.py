@@ -5,7 +5,7 @@ import time
 from celery import shared_task
 from celery.signals import worker_ready
 
-from arena.services import run_finish, submission_evaluate
+from arena.services import run_finish, submission_evaluate, submissions_recover
 from evaluator.services import evaluation_lease_remaining_s
 
 logger = logging.getLogger(__name__)
@@ -49,26 +49,38 @@ def runs_recover_task() -> None:
     runs_recover()
 
 
+@shared_task(name="arena.submissions_recover", acks_late=True)
+def submissions_recover_task() -> None:
+    submissions_recover()
+
+
 @worker_ready.connect
-def _start_run_sweeps(sender, **kwargs) -> None:
-    """Workers of the agents queue look for runs lost with a dead worker, at start and then
-    every ARENA_RUN_SWEEP_S: with SIGKILL no message says that a run was abandoned."""
+def _start_sweeps(sender, **kwargs) -> None:
+    """Workers look for work lost with a dead worker, at start and then every
+    ARENA_RUN_SWEEP_S: with SIGKILL no message says that a run or a grading was abandoned.
+    An agents worker sweeps runs (and their gradings), a GPU worker the gradings of uploads."""
     from django.conf import settings
 
     queues = {q.name for q in getattr(sender.task_consumer, "queues", [])}
-    if settings.ARENA_AGENTS_QUEUE not in queues:
-        return
-    threading.Thread(
-        target=_sweep_forever, args=(settings.ARENA_RUN_SWEEP_S,), daemon=True, name="run-sweep"
-    ).start()
+    sweeps = [
+        (task, queue)
+        for task, queue in (
+            (runs_recover_task, settings.ARENA_AGENTS_QUEUE),
+            (submissions_recover_task, settings.ARENA_GPU_QUEUE),
+        )
+        if queue in queues
+    ]
+    if sweeps:
+        threading.Thread(
+            target=_sweep_forever, args=(sweeps, settings.ARENA_RUN_SWEEP_S), daemon=True
+        ).start()
 
 
-def _sweep_forever(interval_s: float) -> None:
-    from django.conf import settings
-
+def _sweep_forever(sweeps, interval_s: float) -> None:
     while True:
-        try:
-            runs_recover_task.apply_async(queue=settings.ARENA_AGENTS_QUEUE)
-        except Exception:  # a broker hiccup must not end the sweeps for the worker's life
-            logger.exception("could not send the run sweep")
+        for task, queue in sweeps:
+            try:
+                task.apply_async(queue=queue)
+            except Exception:  # a broker hiccup must not end the sweeps for the worker's life
+                logger.exception("could not send the sweep %s", task.name)
         time.sleep(interval_s)

@@ -35,6 +35,7 @@ from arena.agents.base import ARENA_INSTRUCTIONS, Adapter, AdapterError, Budget,
 from arena.agents.launcher import NOT_STARTED, STOPPED
 from arena.agents.registry import adapter_for
 from arena.models import Agent, Run, Submission
+from arena.services import submission_enqueue, submissions_recover
 from arena.workspace import (
     Workspace,
     WorkspaceError,
@@ -43,7 +44,6 @@ from arena.workspace import (
     workspace_collect,
 )
 from evaluator.engine.sandbox import Limits, SandboxError, sandbox_for, scrubbed_env
-from evaluator.models import Evaluation
 from evaluator.services import evaluation_create
 from tasks.models import Task
 from tasks.selectors import task_folder
@@ -596,15 +596,8 @@ def _submit(*, run: Run, attempt: int, solution: dict[str, str]) -> Submission:
         new=Status.EVALUATING,
         lease_expires_at=None,
     )
-    transaction.on_commit(lambda: submission_send(submission_id=submission.pk))
+    transaction.on_commit(lambda: submission_enqueue(submission=submission))
     return submission
-
-
-def submission_send(*, submission_id: int) -> None:
-    """To the queue of the GPU kind that grades arena runs."""
-    from arena.jobs import submission_evaluate_task
-
-    submission_evaluate_task.apply_async((submission_id,), queue=settings.ARENA_GPU_QUEUE)
 
 
 # --- recovering lost runs -----------------------------------------------------------------
@@ -631,19 +624,8 @@ def runs_recover() -> list[int]:
     ]
     for pk in resend:
         run_enqueue(run_id=pk)
-    _regrade_lost_evaluations(now=now)
+    submissions_recover()
     return resend
-
-
-def _regrade_lost_evaluations(*, now) -> None:
-    lost = Submission.objects.filter(
-        run__status=Status.EVALUATING, run__source=Run.Source.ARENA
-    ).filter(
-        Q(evaluation__status=Evaluation.Status.RUNNING, evaluation__lease_expires_at__lt=now)
-        | Q(evaluation__status=Evaluation.Status.QUEUED, created_at__lt=now - REQUEUE_AFTER)
-    )
-    for pk in lost.values_list("pk", flat=True):
-        submission_send(submission_id=pk)
 
 
 # --- choosing what to launch --------------------------------------------------------------

@@ -1,6 +1,10 @@
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -99,9 +103,28 @@ def submission_create(
 
 
 def submission_enqueue(*, submission: Submission) -> None:
+    """To the queue of the GPU kind that grades (ARENA_GPU_QUEUE)."""
     from arena.jobs import submission_evaluate_task
 
-    submission_evaluate_task.delay(submission.pk)
+    submission_evaluate_task.apply_async((submission.pk,), queue=settings.ARENA_GPU_QUEUE)
+
+
+def submissions_recover() -> list[int]:
+    """Send again the gradings a dead worker left: running under a lease that ran out, or
+    queued so long that their message was lost (the embedded broker loses the one a killed
+    worker held). A duplicate message is harmless: the claim is a conditional update."""
+    now = timezone.now()
+    lost = Submission.objects.filter(run__status=Run.Status.EVALUATING).filter(
+        Q(evaluation__status=Evaluation.Status.RUNNING, evaluation__lease_expires_at__lt=now)
+        | Q(
+            evaluation__status=Evaluation.Status.QUEUED,
+            created_at__lt=now - timedelta(seconds=settings.ARENA_GRADER_REQUEUE_S),
+        )
+    )
+    resent = list(lost.values_list("pk", flat=True))
+    for submission in Submission.objects.filter(pk__in=resent):
+        submission_enqueue(submission=submission)
+    return resent
 
 
 def submission_evaluate(*, submission_id: int) -> Evaluation | None:

@@ -216,6 +216,12 @@ else:
 ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
 ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
+# An evaluation is held for twice the timeout plus this margin (starting children, comparing,
+# storing); a worker that dies holding one leaves it to the next sweep once that runs out.
+ARENA_GRADER_LEASE_MARGIN_S = env_int("ARENA_GRADER_LEASE_MARGIN_S", 300, minimum=1)
+# A grading still queued after this long lost its message (a worker killed holding it on the
+# embedded broker): the sweep sends it again.
+ARENA_GRADER_REQUEUE_S = env_int("ARENA_GRADER_REQUEUE_S", 1800, minimum=1)
 # The secret from which unseen shapes are drawn; without it, fresh randomness per evaluation.
 ARENA_HIDDEN_SEED = env_str("ARENA_HIDDEN_SEED") or None
 # Development only: run untrusted code (candidates, agents) in a plain process where no

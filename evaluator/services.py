@@ -15,9 +15,6 @@ from tasks.selectors import task_folder
 
 logger = logging.getLogger(__name__)
 
-# Beyond the engine's own timeout: time to start children, compare outputs and store rows.
-LEASE_MARGIN = timedelta(minutes=5)
-
 
 def evaluation_create(*, task: Task, solution_name: str, solution_code: str) -> Evaluation:
     """A queued Evaluation; the caller enqueues it once its transaction commits."""
@@ -33,7 +30,10 @@ def evaluation_create(*, task: Task, solution_name: str, solution_code: str) -> 
 def evaluation_claim(*, evaluation_id: int) -> bool:
     """Take the job: queued, or running under a lease that ran out (its worker died)."""
     now = timezone.now()
-    lease = timedelta(seconds=settings.ARENA_GRADER_TIMEOUT_S * 2) + LEASE_MARGIN
+    # Beyond the engine's own timeouts: time to start children, compare outputs, store rows.
+    lease = timedelta(
+        seconds=settings.ARENA_GRADER_TIMEOUT_S * 2 + settings.ARENA_GRADER_LEASE_MARGIN_S
+    )
     claimed = (
         Evaluation.objects.filter(pk=evaluation_id)
         .filter(

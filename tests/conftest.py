@@ -32,14 +32,9 @@ def _worker_database_env() -> dict[str, str]:
 
 
 def worker_env(**extra: str) -> dict[str, str]:
-    """A test worker's environment: this test database, grading on the CPU."""
-    return dict(
-        os.environ,
-        **_worker_database_env(),
-        ARENA_GRADER_DEVICE="cpu",
-        ARENA_GRADER_TIMEOUT_S="120",
-        **extra,
-    )
+    """A test worker's environment: this test database, grading on the CPU; `extra` wins."""
+    defaults = {"ARENA_GRADER_DEVICE": "cpu", "ARENA_GRADER_TIMEOUT_S": "120"}
+    return {**os.environ, **_worker_database_env(), **defaults, **extra}
 
 
 def worker_command(*, queues: str, hostname: str) -> list[str]:

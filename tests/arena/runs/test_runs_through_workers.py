@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from arena.models import Run, Submission
 from arena.runs import attempt_box, run_create, run_folder
+from arena.services import submission_create
 from evaluator.models import Evaluation
 from tests.arena.runs.conftest import command_agent, make_agent, start_worker, wait_for_status
 from tests.waiting import wait_for
@@ -125,3 +126,38 @@ def _processes_named(marker: str) -> list[str]:
         if marker.encode() in command and state != "Z" and entry.name != str(os.getpid()):
             found.append(entry.name)
     return found
+
+
+def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_run(
+    run_queues, workers, vector_add
+):
+    # A short grading timeout and lease, and quick sweeps, so the lost grading is found in
+    # seconds. The solution hangs at import: its evaluation is running when the worker dies.
+    timing = {
+        "ARENA_GRADER_TIMEOUT_S": "6",
+        "ARENA_GRADER_LEASE_MARGIN_S": "1",
+        "ARENA_RUN_SWEEP_S": "2",
+    }
+    marker = f"hangs-{uuid.uuid4().hex}"
+    first = workers("first", [run_queues.gpu], **timing)
+    code = f"import time  # {marker}\ntime.sleep(300)\n"
+    submission = submission_create(
+        task=vector_add, agent_name="hangs", solution_name="hangs.py", solution_code=code
+    )
+    wait_for(
+        lambda: Evaluation.objects.filter(pk=submission.evaluation_id, status="running").exists(),
+        timeout_s=60,
+        what="the grading to start",
+    )
+    time.sleep(2)  # the candidate's sandbox is up
+    first.kill()
+    wait_for(lambda: not _processes_named(marker), timeout_s=15, what="the candidate to end")
+    assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"  # stuck
+    workers("second", [run_queues.gpu], **timing)
+    run = wait_for_status(submission.run, Run.Status.DONE, Run.Status.FAILED, timeout_s=120)
+    assert run.status == Run.Status.DONE, run.failure_detail
+    evaluations = Evaluation.objects.filter(submission__run=run)
+    assert evaluations.count() == 1
+    evaluation = evaluations.get()
+    assert (evaluation.status, evaluation.attempts) == ("timeout", 2)
+    assert evaluation.result["gates"]["compile"]["reason"] == "timed out after 6 s"
