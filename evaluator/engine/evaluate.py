@@ -326,7 +326,7 @@ class _Evaluation:
             self._finish("timeout", REWARD_TIMEOUT_OR_SANDBOX)
             return True
         if not compiled:
-            message = error["message"] if error else _exit_description(outcome.returncode)
+            message = error["message"] if error else _exit_description(outcome)
             gates["compile"] = Gate(False, "did not compile", {"error": message})
             self._finish("failed", REWARD_NOT_COMPILED)
             return True
@@ -337,7 +337,7 @@ class _Evaluation:
             self._finish("failed", REWARD_NOT_CONSTRUCTED)
             return True
         if error or (outcome.last("done") is None and not self._seen_shapes_finished(outcome)):
-            message = error["message"] if error else _exit_description(outcome.returncode)
+            message = error["message"] if error else _exit_description(outcome)
             gates["correctness"] = Gate(False, "failed while running", {"error": message})
             self._finish("failed", REWARD_RUNTIME_FAILURE)
             return True
@@ -434,7 +434,7 @@ class _Evaluation:
 
     def _judge_failed(self, outcome: Outcome) -> None:
         error = outcome.last("error")
-        message = error["message"] if error else _exit_description(outcome.returncode)
+        message = error["message"] if error else _exit_description(outcome)
         if outcome.timed_out:
             message = f"timed out after {self.options.timeout_s:g} s"
         self.result.gates["correctness"] = Gate(
@@ -459,7 +459,11 @@ def _judge_environment(judge: Outcome) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k not in ("event", "received_at")}
 
 
-def _exit_description(returncode: int | None) -> str:
+def _exit_description(outcome: Outcome) -> str:
+    returncode = outcome.returncode
+    if outcome.memory_exceeded:
+        # The cgroup's OOM kill; bwrap passes it on as exit code 137, which says nothing.
+        return "the process was killed: its processes together went over the memory limit"
     if returncode is None:
         return "the process did not exit"
     if returncode < 0:

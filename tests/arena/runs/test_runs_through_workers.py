@@ -11,8 +11,8 @@ from django.core.management import call_command
 
 from arena.models import Run, Submission
 from arena.runs import attempt_box, run_create, run_folder
-from arena.services import submission_create
 from evaluator.models import Evaluation
+from tests.api.factories import client_with_token, token_create, upload
 from tests.arena.runs.conftest import command_agent, make_agent, start_worker, wait_for_status
 from tests.waiting import wait_for
 
@@ -132,27 +132,32 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     run_queues, workers, vector_add
 ):
     # A short grading timeout and lease, and quick sweeps, so the lost grading is found in
-    # seconds. The solution hangs at import: its evaluation is running when the worker dies.
+    # seconds. The upload hangs at import, under a name of its own: its evaluation is running
+    # when the worker's whole process group is killed.
     timing = {
-        "ARENA_GRADER_TIMEOUT_S": "6",
+        "ARENA_GRADER_TIMEOUT_S": "8",
         "ARENA_GRADER_LEASE_MARGIN_S": "1",
         "ARENA_RUN_SWEEP_S": "2",
     }
-    marker = f"hangs-{uuid.uuid4().hex}"
+    name = f"hang{uuid.uuid4().hex[:11]}"  # the kernel keeps 15 characters of a name
+    code = (
+        f"import ctypes, time\nctypes.CDLL(None).prctl(15, b'{name}', 0, 0, 0)\ntime.sleep(300)\n"
+    )
     first = workers("first", [run_queues.gpu], **timing)
-    code = f"import time  # {marker}\ntime.sleep(300)\n"
-    submission = submission_create(
-        task=vector_add, agent_name="hangs", solution_name="hangs.py", solution_code=code
+    response = client_with_token(token_create(username="hangs")).post(
+        "/api/v1/submissions",
+        {"task": vector_add.slug, "agent": "hangs", "solution": upload(code.encode(), "hangs.py")},
+        format="multipart",
     )
-    wait_for(
-        lambda: Evaluation.objects.filter(pk=submission.evaluation_id, status="running").exists(),
-        timeout_s=60,
-        what="the grading to start",
-    )
-    time.sleep(2)  # the candidate's sandbox is up
+    assert response.status_code == 201, response.content
+    submission = Submission.objects.get(pk=response.json()["id"])
+    wait_for(lambda: _processes_called(name), timeout_s=60, what="the candidate to start")
+    assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"
     first.kill()
-    wait_for(lambda: not _processes_named(marker), timeout_s=15, what="the candidate to end")
+    wait_for(lambda: not _processes_called(name), timeout_s=15, what="the candidate to end")
     assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"  # stuck
+    # Its message died with the worker (file broker) or waits hours for redelivery (Redis):
+    # the new worker's sweep finds the lease run out and grades it again, in the same row.
     workers("second", [run_queues.gpu], **timing)
     run = wait_for_status(submission.run, Run.Status.DONE, Run.Status.FAILED, timeout_s=120)
     assert run.status == Run.Status.DONE, run.failure_detail
@@ -160,4 +165,19 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     assert evaluations.count() == 1
     evaluation = evaluations.get()
     assert (evaluation.status, evaluation.attempts) == ("timeout", 2)
-    assert evaluation.result["gates"]["compile"]["reason"] == "timed out after 6 s"
+    assert evaluation.result["gates"]["compile"]["reason"] == "timed out after 8 s"
+    assert Submission.objects.filter(run=run).count() == 1
+
+
+def _processes_called(name: str) -> list[str]:
+    """Live processes named `name` (prctl PR_SET_NAME, kept across fork), in any namespace."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            called = (entry / "comm").read_text().strip()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if called == name and state != "Z":
+            found.append(entry.name)
+    return found
