@@ -1,0 +1,206 @@
+"""The grader on upstream KernelBench, on a GPU host (no Django needed).
+
+    python bench/kernelbench_gpu.py --tree CHECKOUT --out bench/results/kernelbench-<gpu>.json
+        [--parts adversarial,examples,sweep] [--sweep 42] [--shard 0/1] [--deadline-s 540]
+
+Three parts, each graded by `evaluator.engine.evaluate` exactly as a worker grades an upload:
+- adversarial: upstream's unit_tests/test_kernels (solutions written to cheat, all for level1's
+  square matrix multiplication); every one must end unranked.
+- examples: upstream's prompt examples, each ModelNew against its own Model file; honest kernels
+  that must rank.
+- sweep: the reference itself as the solution (ModelNew = Model) over problems spread across
+  levels 1-3 at their real sizes; each must complete with correctness passed, and an exception
+  must be a named grader error. A torch-only solution is unranked by design (no_own_kernel).
+
+Results are written after every evaluation, so a run cut short keeps what it graded.
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from evaluator.engine import EvaluateOptions, evaluate  # noqa: E402
+
+SQUARE_MATMUL = "KernelBench/level1/1_Square_matrix_multiplication_.py"
+TEST_KERNELS = "src/kernelbench/unit_tests/test_kernels"
+PROMPTS = "src/kernelbench/prompts"
+# (solution, reference) pairs of upstream's prompt examples that need nothing beyond torch and
+# triton (the ThunderKittens, CuTe, TileLang and HIP variants need toolchains a host may lack).
+EXAMPLES = (
+    ("model_new_ex_add.py", "model_ex_add.py"),
+    ("model_new_ex_add_triton.py", "model_ex_add.py"),
+    ("few_shot/model_new_ex_add.py", "few_shot/model_ex_add.py"),
+    ("few_shot/model_new_ex_fuse_gelu.py", "few_shot/model_ex_fuse_gelu.py"),
+    ("few_shot/model_new_ex_tiled_matmul.py", "few_shot/model_ex_tiled_matmul.py"),
+    ("few_shot/model_new_ex_flash_attn.py", "few_shot/model_ex_flash_attn.py"),
+    ("few_shot/model_new_ex_mnist2.py", "few_shot/model_ex_mnist2.py"),
+)
+SWEEP_SHARE = {"level1": 0.45, "level2": 0.35, "level3": 0.20}
+
+
+def options() -> EvaluateOptions:
+    # torch.compile baselines are not what this checks, and cost tens of seconds a problem.
+    return EvaluateOptions(compile_baseline=False)
+
+
+def summarize(result: Any, **extra: Any) -> dict[str, Any]:
+    data = result.to_dict()
+    return {
+        **extra,
+        "status": data["status"],
+        "ranked": data["ranked"],
+        "flags": {f["code"]: f["message"][:300] for f in data["flags"]},
+        "gates": {name: [g["passed"], g["reason"][:400]] for name, g in data["gates"].items()},
+        "shapes": [
+            {"shape": r["shape"], "seen": r["seen"], "correct": r["correct"], "reason": r["reason"]}
+            for r in data["per_shape"]
+        ],
+        "speedup_vs_eager": data["summary"].get("speedup_vs_eager"),
+        "wall_s": data["wall_s"],
+    }
+
+
+DEVICE = "cuda"
+
+
+def grade(task: Path, solution: Path, **extra: Any) -> dict[str, Any]:
+    started = time.monotonic()
+    try:
+        return summarize(evaluate(task, solution, DEVICE, options()), **extra)
+    except Exception as exc:  # the bench records a crash of the grader and carries on
+        return {
+            **extra,
+            "status": "crash",
+            "error": repr(exc)[:500],
+            "wall_s": round(time.monotonic() - started, 1),
+        }
+
+
+def adversarial(tree: Path) -> list[dict[str, Any]]:
+    task = tree / SQUARE_MATMUL
+    return [
+        grade(task, path, part="adversarial", name=path.name, expect="unranked")
+        for path in sorted((tree / TEST_KERNELS).glob("*.py"))
+    ]
+
+
+def examples(tree: Path) -> list[dict[str, Any]]:
+    rows = []
+    for solution, reference in EXAMPLES:
+        if (tree / PROMPTS / solution).is_file():
+            rows.append(
+                grade(
+                    tree / PROMPTS / reference,
+                    tree / PROMPTS / solution,
+                    part="examples",
+                    name=solution,
+                    expect="ranked",
+                )
+            )
+    return rows
+
+
+def sweep_sample(tree: Path, count: int) -> list[Path]:
+    """Problems spread evenly over each level, in a fixed order (reproducible)."""
+    chosen = []
+    for level, share in SWEEP_SHARE.items():
+        problems = sorted(
+            (tree / "KernelBench" / level).glob("*.py"), key=lambda p: int(p.name.split("_")[0])
+        )
+        take = max(1, round(count * share))
+        step = len(problems) / take
+        chosen += [problems[int(i * step)] for i in range(take)]
+    return chosen
+
+
+def reference_as_solution(problem: Path, folder: Path) -> Path:
+    solution = folder / f"{problem.stem}_reference_as_solution.py"
+    solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+    return solution
+
+
+def write(out: Path, rows: list[dict[str, Any]], started: float) -> None:
+    import torch
+
+    out.write_text(
+        json.dumps(
+            {
+                "gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu",
+                "torch": torch.__version__,
+                "elapsed_s": round(time.monotonic() - started, 1),
+                "totals": totals(rows),
+                "rows": rows,
+            },
+            indent=2,
+        )
+    )
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    sweep = [r for r in rows if r["part"] == "sweep"]
+    correct = [r for r in sweep if r.get("gates", {}).get("correctness", [None])[0]]
+    errors = [r for r in sweep if r["status"] in ("error", "crash")]
+    adversarial = [r for r in rows if r["part"] == "adversarial"]
+    return {
+        "sweep_graded": len(sweep),
+        "sweep_correct": len(correct),
+        "sweep_grader_errors": {r["name"]: r.get("error") or r["gates"] for r in errors},
+        "sweep_other": [r["name"] for r in sweep if r not in correct and r not in errors],
+        "adversarial_ranked": [r["name"] for r in adversarial if r.get("ranked")],
+        "adversarial_graded": len(adversarial),
+        "examples_ranked": {r["name"]: r.get("ranked") for r in rows if r["part"] == "examples"},
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tree", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--parts", default="adversarial,examples,sweep")
+    parser.add_argument("--sweep", type=int, default=42, help="problems in the whole sweep")
+    parser.add_argument("--shard", default="0/1", help="i/n: this call grades every n-th problem")
+    parser.add_argument("--deadline-s", type=float, default=540.0)
+    parser.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
+    args = parser.parse_args()
+    global DEVICE
+    DEVICE = args.device
+    started, rows = time.monotonic(), []
+    parts = args.parts.split(",")
+    if "adversarial" in parts:
+        rows += adversarial(args.tree)
+        write(args.out, rows, started)
+    if "examples" in parts:
+        rows += examples(args.tree)
+        write(args.out, rows, started)
+    if "sweep" in parts:
+        index, count = (int(x) for x in args.shard.split("/"))
+        problems = sweep_sample(args.tree, args.sweep)[index::count]
+        with tempfile.TemporaryDirectory() as folder:
+            for problem in problems:
+                if time.monotonic() - started > args.deadline_s:
+                    break
+                name = f"{problem.parent.name}/{problem.name}"
+                solution = reference_as_solution(problem, Path(folder))
+                rows.append(grade(problem, solution, part="sweep", name=name))
+                print(f"{name}: {rows[-1]['status']} {rows[-1]['wall_s']} s", flush=True)
+                write(args.out, rows, started)
+    write(args.out, rows, started)
+    for row in rows:
+        if row["part"] != "sweep":
+            print(
+                f"{row['part']} {row['name']}: {row['status']} ranked={row.get('ranked')} "
+                f"flags={sorted(row.get('flags', {}))}"
+            )
+    print(json.dumps(totals(rows), indent=1)[:3000])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
