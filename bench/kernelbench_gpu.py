@@ -20,6 +20,7 @@ import json
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -83,28 +84,24 @@ def grade(task: Path, solution: Path, **extra: Any) -> dict[str, Any]:
         }
 
 
-def adversarial(tree: Path) -> list[dict[str, Any]]:
+def adversarial(tree: Path) -> list[tuple[Path, Path, dict[str, Any]]]:
     task = tree / SQUARE_MATMUL
     return [
-        grade(task, path, part="adversarial", name=path.name, expect="unranked")
+        (task, path, {"part": "adversarial", "name": path.name, "expect": "unranked"})
         for path in sorted((tree / TEST_KERNELS).glob("*.py"))
     ]
 
 
-def examples(tree: Path) -> list[dict[str, Any]]:
-    rows = []
-    for solution, reference in EXAMPLES:
-        if (tree / PROMPTS / solution).is_file():
-            rows.append(
-                grade(
-                    tree / PROMPTS / reference,
-                    tree / PROMPTS / solution,
-                    part="examples",
-                    name=solution,
-                    expect="ranked",
-                )
-            )
-    return rows
+def examples(tree: Path) -> list[tuple[Path, Path, dict[str, Any]]]:
+    return [
+        (
+            tree / PROMPTS / reference,
+            tree / PROMPTS / solution,
+            {"part": "examples", "name": solution, "expect": "ranked"},
+        )
+        for solution, reference in EXAMPLES
+        if (tree / PROMPTS / solution).is_file()
+    ]
 
 
 def sweep_sample(tree: Path, count: int) -> list[Path]:
@@ -167,30 +164,37 @@ def main() -> int:
     parser.add_argument("--sweep", type=int, default=42, help="problems in the whole sweep")
     parser.add_argument("--shard", default="0/1", help="i/n: this call grades every n-th problem")
     parser.add_argument("--deadline-s", type=float, default=540.0)
+    # Several evaluations at once overlap their solutions' compilation (CPU-bound, minutes for
+    # load_inline); their timed phases may overlap too, so speedups from such a run are rough.
+    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
     args = parser.parse_args()
     global DEVICE
     DEVICE = args.device
     started, rows = time.monotonic(), []
     parts = args.parts.split(",")
-    if "adversarial" in parts:
-        rows += adversarial(args.tree)
-        write(args.out, rows, started)
-    if "examples" in parts:
-        rows += examples(args.tree)
-        write(args.out, rows, started)
-    if "sweep" in parts:
-        index, count = (int(x) for x in args.shard.split("/"))
-        problems = sweep_sample(args.tree, args.sweep)[index::count]
-        with tempfile.TemporaryDirectory() as folder:
-            for problem in problems:
-                if time.monotonic() - started > args.deadline_s:
-                    break
+    with tempfile.TemporaryDirectory() as folder:
+        jobs = adversarial(args.tree) if "adversarial" in parts else []
+        jobs += examples(args.tree) if "examples" in parts else []
+        if "sweep" in parts:
+            index, count = (int(x) for x in args.shard.split("/"))
+            for problem in sweep_sample(args.tree, args.sweep)[index::count]:
                 name = f"{problem.parent.name}/{problem.name}"
                 solution = reference_as_solution(problem, Path(folder))
-                rows.append(grade(problem, solution, part="sweep", name=name))
-                print(f"{name}: {rows[-1]['status']} {rows[-1]['wall_s']} s", flush=True)
-                write(args.out, rows, started)
+                jobs.append((problem, solution, {"part": "sweep", "name": name}))
+
+        def run(job: tuple[Path, Path, dict[str, Any]]) -> dict[str, Any] | None:
+            if time.monotonic() - started > args.deadline_s:
+                return None
+            row = grade(job[0], job[1], **job[2])
+            print(f"{row['part']} {row['name']}: {row['status']} {row['wall_s']} s", flush=True)
+            return row
+
+        with ThreadPoolExecutor(max_workers=args.workers) as pool:
+            for row in pool.map(run, jobs):
+                if row is not None:
+                    rows.append(row)
+                    write(args.out, rows, started)
     write(args.out, rows, started)
     for row in rows:
         if row["part"] != "sweep":
