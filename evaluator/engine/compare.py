@@ -205,7 +205,8 @@ def relative_l2(a: torch.Tensor, b: torch.Tensor) -> float:
 def precision_cost_bytes(model: Any, inputs: list[Any], expected: list[Any]) -> int:
     """Bytes of the float64 copies precision_report makes: model, inputs and outputs at 8 bytes
     an element, plus the float64 forms of both outputs that relative_l2 takes."""
-    elements = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    elements = int(sum(p.numel() for p in model.parameters()))
+    elements += int(sum(b.numel() for b in model.buffers()))
     elements += sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
     elements += 3 * sum(t.numel() for t in expected if isinstance(t, torch.Tensor))
     return 8 * elements
