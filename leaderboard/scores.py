@@ -1,8 +1,9 @@
 """Leaderboard scores over graded runs: plain functions, tested against hand-computed examples.
 
 A run enters the speed scores only when it is ranked (status passed, no flags); a flagged run
-counts as attempted and compiled as it was, but never as correct or fast. The selectors compute
-the same numbers in SQL; the tests hold both to these definitions.
+counts as attempted and compiled as it was, but never as correct or fast. A run whose grading
+ended in a grader error (status "error") is no record at all: it is not the agent's failure.
+The selectors compute the same numbers in SQL; the tests hold both to these definitions.
 """
 
 import math

@@ -149,6 +149,9 @@ def _exp(value: float | None) -> float | None:
 
 def _agent_scores(scores: QuerySet[RunScore], group: str) -> dict[Any, AgentScore]:
     aggregates = _score_aggregates()
+    # A grader error (the reference ran out of memory, say) is the grader's failure, not the
+    # agent's: it counts in no rate, as an unfinished evaluation does; the matrix shows it ERR.
+    scores = scores.exclude(status=Evaluation.Status.ERROR)
     rows = scores.values(group).annotate(**aggregates).order_by()
     repeat_rows = (
         scores.values(group, "repeat")

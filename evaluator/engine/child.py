@@ -1,9 +1,13 @@
 """Entry point of a grader child process: `python -m evaluator.engine.child JOB.json`.
 
+role "probe" runs first, without the solution: it measures the reference's peak memory on the
+visible shape and runs the reference on the meta device for each drawn unseen shape, so that only
+shapes the reference can run within the memory budget are graded (see feasibility.py).
 role "candidate" (sandboxed) imports the solution, builds ModelNew with the reference weights,
 runs it on every case of every shape, writes its outputs, and times it interleaved with the
 eager reference. role "judge" runs afterwards, never imports the solution, draws the same inputs,
 computes the reference outputs and compares. Progress goes over the private channel only.
+One shape's tensors are alive at a time in each child; caches are emptied between shapes.
 """
 
 import copy
@@ -24,6 +28,8 @@ def main(job_path: str) -> int:
     try:
         if job["role"] == "judge":
             _judge(job)
+        elif job["role"] == "probe":
+            _probe(job)
         else:
             _Candidate(job).run()
     except _StageError as exc:
@@ -85,7 +91,7 @@ class _Candidate:
             raise _StageError("compile", "the solution does not define a ModelNew class")
         channel.send("compiled", fallback_lines=guards.exception_fallbacks(source))
         self._report_tampering("import")
-        self.to_time: list[tuple[int, Any, Any, list[list[Any]]]] = []
+        self.to_time: list[tuple[int, dict[str, int], list[list[Any]]]] = []
         for index, shape_job in enumerate(self.job["shapes"]):
             try:
                 self._run_shape(index, shape_job)
@@ -94,11 +100,15 @@ class _Candidate:
                     raise
                 # An unseen shape that breaks the solution fails generalization, not the run.
                 channel.send("shape_error", shape=index, stage=exc.stage, message=exc.message)
-        for index, model, reference_model, sets in self.to_time:
+            _release_device_memory(self.device)
+        while self.to_time:
+            index, shape, host_sets = self.to_time.pop(0)
             try:
-                self._time_shape(index, model, reference_model, sets)
+                self._time_shape(index, shape, host_sets)
             except Exception as exc:
                 raise _StageError("runtime", _describe(exc), index) from None
+            del host_sets
+            _release_device_memory(self.device)
         self._report_tampering("run")
         channel.send("audit", files=self.audit.file_paths, network=self.audit.network)
 
@@ -109,24 +119,36 @@ class _Candidate:
         if changed:
             channel.send("tampered", stage=stage, names=changed)
 
-    def _build(self, index: int, shape: dict[str, int]) -> tuple[Any, Any]:
+    def _build(self, index: int, shape: dict[str, int], *, timing: bool = False) -> tuple[Any, Any]:
+        """ModelNew and the reference's Model for a shape, with the reference's weights.
+
+        For timing, the models are built again (not kept from the correctness run, so that only
+        one shape's models live at a time) and seeded through the CPU generator alone: a failed
+        graph capture of an earlier shape can leave the CUDA generator unusable."""
         import torch
 
         from evaluator.engine import channel
         from evaluator.engine.modules import apply_shape
 
+        def seed() -> None:
+            if timing:
+                torch.default_generator.manual_seed(INIT_SEED)
+            else:
+                torch.manual_seed(INIT_SEED)
+
         apply_shape(self.reference, shape)
         apply_shape(self.solution, {k: v for k, v in shape.items() if hasattr(self.solution, k)})
         init_inputs = self.reference.get_init_inputs()
-        torch.manual_seed(INIT_SEED)
+        seed()
         reference_model = self.reference.Model(*init_inputs).to(self.device).eval()
         try:
-            torch.manual_seed(INIT_SEED)
+            seed()
             model = self.solution.ModelNew(*init_inputs).to(self.device).eval()
         except BaseException as exc:
             raise _StageError("construct", _describe(exc), index) from None
         weights = _copy_weights(reference_model, model)
-        channel.send("constructed", shape=index, weights=weights)
+        if not timing:
+            channel.send("constructed", shape=index, weights=weights)
         return model, reference_model
 
     def _run_shape(self, index: int, shape_job: dict[str, Any]) -> None:
@@ -135,21 +157,26 @@ class _Candidate:
         from evaluator.engine import channel
 
         shape = shape_job["shape"]
-        model, reference_model = self._build(index, shape)
+        model, _ = self._build(index, shape)
         for case_index, case in enumerate(_cases(shape_job)):
             with torch.no_grad():
                 self._run_case(index, case_index, case, shape_job, model)
             channel.send("case_done", shape=index, case=case_index)
+        del model
         if self.job["timed"] and shape_job["seen"]:
-            self.to_time.append((index, model, reference_model, self._timing_sets(shape)))
+            self.to_time.append((index, shape, self._timing_sets(shape)))
 
     def _timing_sets(self, shape: dict[str, int]) -> list[list[Any]]:
-        """Drawn before any timing starts: a failed graph capture of the solution can leave the
-        CUDA generator unusable for the rest of the process."""
+        """Drawn on the device before any timing starts (a failed graph capture of the solution
+        can leave the CUDA generator unusable), then held in host memory until that shape is
+        timed, so the device holds one shape's sets at a time."""
         from evaluator.engine.cases import timing_input_sets
 
         self.audit.active = False
-        sets = timing_input_sets(self.reference, shape, self.device)
+        sets = [
+            [_to_host(x) for x in one_set]
+            for one_set in timing_input_sets(self.reference, shape, self.device)
+        ]
         self.audit.active = True
         return sets
 
@@ -199,15 +226,15 @@ class _Candidate:
             )
             self.audit.active = True
 
-    def _time_shape(
-        self, index: int, model: Any, reference_model: Any, sets: list[list[Any]]
-    ) -> None:
+    def _time_shape(self, index: int, shape: dict[str, int], host_sets: list[list[Any]]) -> None:
         import torch
 
         from evaluator.engine import channel
         from evaluator.engine.cases import TIMING_INPUT_SETS
         from evaluator.engine.timing import side_stream_check, time_interleaved
 
+        model, reference_model = self._build(index, shape, timing=True)
+        sets = [[_to_device(x, self.device) for x in one_set] for one_set in host_sets]
         channel.send("timing_begin", shape=index)
         with torch.no_grad():
             timings = time_interleaved(
@@ -235,6 +262,29 @@ class _Candidate:
             graphs=timings.graphs,
             reps=timings.reps,
         )
+
+
+def _to_host(value: Any) -> Any:
+    import torch
+
+    return value.cpu() if isinstance(value, torch.Tensor) else value
+
+
+def _to_device(value: Any, device: str) -> Any:
+    import torch
+
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def _release_device_memory(device: str) -> None:
+    """Cached blocks of the last shape go back to the device before the next shape allocates."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
 
 
 def _copy_weights(reference_model: Any, model: Any) -> str:
@@ -302,64 +352,237 @@ def _shares_memory(a: Any, b: Any) -> bool:
 
 
 def _judge(job: dict[str, Any]) -> None:
+    from evaluator.engine import channel
+    from evaluator.engine.modules import load_module
+
+    reference = load_module(Path(job["reference_path"]), "reference")
+    channel.send("environment", **_device_environment(job["device"]))
+    for index, shape_job in enumerate(job["shapes"]):
+        try:
+            _judge_shape(job, reference, index, shape_job)
+        except Exception as exc:
+            raise _grader_error(exc, index, shape_job["shape"]) from None
+        _release_device_memory(job["device"])
+
+
+def _grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "_StageError":
+    """Anything that fails in the judge or the probe runs only the reference and the grader: it
+    is the grader's failure, reported with its cause, never the solution's."""
+    from evaluator.engine import channel
+
+    cause = "out_of_memory" if _is_out_of_memory(exc) else "reference_failed"
+    channel.send("grader_error", shape=index, cause=cause, message=_describe(exc)[-2000:])
+    return _StageError("judge", _describe(exc), index)
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    import torch
+
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)):
+        return True
+    return "out of memory" in str(exc).lower()
+
+
+def _judge_shape(
+    job: dict[str, Any], reference: Any, index: int, shape_job: dict[str, Any]
+) -> None:
+    """Each case's reference output is compared and freed before the next case is drawn."""
     import torch
 
     from evaluator.engine import channel
-    from evaluator.engine.cases import case_inputs, timing_input_sets
-    from evaluator.engine.compare import compare_outputs, precision_report
-    from evaluator.engine.modules import apply_shape, load_module
+    from evaluator.engine.cases import timing_input_sets
+    from evaluator.engine.modules import apply_shape
+
+    apply_shape(reference, shape_job["shape"])
+    torch.manual_seed(INIT_SEED)
+    model = reference.Model(*reference.get_init_inputs()).to(job["device"]).eval()
+    for case_index, case in enumerate(_cases(shape_job)):
+        message = _judge_case(job, reference, model, shape_job, case, index, case_index)
+        channel.send("judged", **message)
+    if job["timed"] and shape_job["seen"]:
+        sets = timing_input_sets(reference, shape_job["shape"], "cuda")
+        _judge_baselines(job, index, model, sets)
+
+
+def _judge_case(
+    job: dict[str, Any],
+    reference: Any,
+    model: Any,
+    shape_job: dict[str, Any],
+    case: Any,
+    index: int,
+    case_index: int,
+) -> dict[str, Any]:
+    import torch
+
+    from evaluator.engine.cases import case_inputs
+    from evaluator.engine.compare import (
+        PRECISION_MAX_BYTES,
+        compare_outputs,
+        precision_cost_bytes,
+        precision_report,
+    )
 
     device, io_dir = job["device"], Path(job["io_dir"])
-    atol, rtol = job["atol"], job["rtol"]
+    inputs = case_inputs(reference, shape_job["shape"], case, device)
+    # The float64 check needs the inputs as drawn; elsewhere no copy is made and they are freed
+    # as soon as the reference has run.
+    precise = case_index == 0 and job["dtype"] == "float32"
+    precise = precise and precision_cost_bytes(model, inputs, []) <= PRECISION_MAX_BYTES
+    with torch.no_grad():
+        expected = _as_list(model(*[_clone(x) for x in inputs] if precise else inputs))
+    if not precise:
+        inputs = []
+    where: dict[str, Any] = {"shape": index, "case": case_index}
+    if case.distribution != "problem" and not _all_finite(expected):
+        reason = f"reference is not finite on {case.distribution} inputs"
+        return {**where, "skipped": True, "reason": reason}
+    actual = _load_candidate_output(io_dir / f"out_{index}_{case_index}.pt", expected, device)
+    if actual is None:
+        return {**where, "correct": False, "reason": "no output was written"}
+    verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
+    message: dict[str, Any] = {
+        **where,
+        "correct": verdict.correct,
+        "reason": verdict.reason,
+        "max_abs_err": verdict.max_abs_err,
+        "max_rel_err": verdict.max_rel_err,
+    }
+    if verdict.correct and precise:
+        message["precision"] = precision_report(model, inputs, expected, actual)
+    return message
+
+
+def _probe(job: dict[str, Any]) -> None:
+    """The reference's measured peak on the visible shapes, then each drawn shape's footprint
+    from a run on the meta device, until enough fit the budget (see feasibility.py)."""
+    from evaluator.engine import channel, feasibility
+    from evaluator.engine.modules import load_module
+
     reference = load_module(Path(job["reference_path"]), "reference")
-    channel.send("environment", **_device_environment(device))
-    baselines: list[tuple[int, Any, list[list[Any]]]] = []
-    for index, shape_job in enumerate(job["shapes"]):
-        apply_shape(reference, shape_job["shape"])
-        torch.manual_seed(INIT_SEED)
-        model = reference.Model(*reference.get_init_inputs()).to(device).eval()
-        for case_index, case in enumerate(_cases(shape_job)):
-            inputs = case_inputs(reference, shape_job["shape"], case, device)
-            with torch.no_grad():
-                expected = _as_list(model(*[_clone(x) for x in inputs]))
-            if case.distribution != "problem" and not _all_finite(expected):
-                channel.send(
-                    "judged",
-                    shape=index,
-                    case=case_index,
-                    skipped=True,
-                    reason=f"reference is not finite on {case.distribution} inputs",
-                )
-                continue
-            actual = _load_candidate_output(
-                io_dir / f"out_{index}_{case_index}.pt", expected, device
-            )
-            if actual is None:
-                channel.send(
-                    "judged",
-                    shape=index,
-                    case=case_index,
-                    correct=False,
-                    reason="no output was written",
-                )
-                continue
-            verdict = compare_outputs(expected, actual, atol=atol, rtol=rtol)
-            message: dict[str, Any] = {
-                "shape": index,
-                "case": case_index,
-                "correct": verdict.correct,
-                "reason": verdict.reason,
-                "max_abs_err": verdict.max_abs_err,
-                "max_rel_err": verdict.max_rel_err,
+    entry = dict(job.get("cached") or {})
+    if entry.get("visible_peak_bytes") is None:
+        entry.update(_probe_visible(job, reference))
+    verdicts, accepted = [], 0
+    for shape in job["candidates"]:
+        if accepted >= job["needed"]:
+            break
+        verdict = _probe_shape(reference, shape, job["visible"][entry["visible_index"]], entry)
+        verdicts.append(verdict)
+        accepted += feasibility.accepted(entry, verdict)[0]
+    channel.send("probe", **{k: v for k, v in entry.items() if k != "shapes"}, shapes=verdicts)
+
+
+def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
+    """The visible shape with the largest measured peak, its footprint, and the budget."""
+    from evaluator.engine import feasibility
+
+    device = job["device"]
+    best: dict[str, Any] = {"visible_peak_bytes": -1}
+    for index, shape in enumerate(job["visible"]):
+        footprint, error = _meta_footprint(reference, shape)
+        try:
+            peak = _measured_peak_bytes(reference, shape, device, footprint)
+        except Exception as exc:
+            raise _grader_error(exc, -1, shape) from None
+        if peak > best["visible_peak_bytes"]:
+            best = {
+                "visible_index": index,
+                "visible_peak_bytes": peak,
+                "visible_footprint_bytes": footprint,
+                "meta_supported": error is None,
             }
-            if verdict.correct and case_index == 0 and job["dtype"] == "float32":
-                message["precision"] = precision_report(model, inputs, expected, actual)
-            channel.send("judged", **message)
-        if job["timed"] and shape_job["seen"]:
-            sets = timing_input_sets(reference, shape_job["shape"], "cuda")
-            baselines.append((index, model, sets))
-    for index, model, sets in baselines:
-        _judge_baselines(job, index, model, sets)
+        _release_device_memory(device)
+    total = _device_total_bytes(device, job.get("memory_cap_bytes"))
+    return {**best, "total_bytes": total, "budget_bytes": feasibility.budget_bytes(total)}
+
+
+def _measured_peak_bytes(
+    reference: Any, shape: dict[str, int], device: str, footprint: int | None
+) -> int:
+    """On cuda, the allocator's peak while building the model and running forward once; on the
+    host, where no allocator keeps a peak, the footprint (parameters, inputs and outputs)."""
+    import torch
+
+    from evaluator.engine.cases import Case, case_inputs
+    from evaluator.engine.modules import apply_shape
+
+    if device != "cuda" and footprint is not None:
+        return footprint
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated() if device == "cuda" else 0
+    apply_shape(reference, shape)
+    torch.manual_seed(INIT_SEED)
+    model = reference.Model(*reference.get_init_inputs()).to(device).eval()
+    inputs = case_inputs(reference, shape, Case(0, "problem"), device)
+    with torch.no_grad():
+        outputs = _as_list(model(*inputs))
+    if device == "cuda":
+        torch.cuda.synchronize()
+        return int(torch.cuda.max_memory_allocated()) - base
+    return _tensor_bytes(model, inputs, outputs)
+
+
+def _probe_shape(
+    reference: Any, shape: dict[str, int], visible: dict[str, int], entry: dict[str, Any]
+) -> dict[str, Any]:
+    from evaluator.engine import feasibility
+
+    footprint, error = (None, None)
+    if entry.get("meta_supported", True):
+        footprint, error = _meta_footprint(reference, shape)
+    if error is not None and not _meta_unsupported(error):
+        reason = f"the reference cannot run it: {type(error).__name__}: {str(error)[:300]}"
+        return {"shape": shape, "footprint_bytes": None, "estimate": "meta", "rejected": reason}
+    if footprint is None:
+        scaled = feasibility.product_footprint_bytes(
+            shape, visible, int(entry["visible_footprint_bytes"] or entry["visible_peak_bytes"])
+        )
+        return {"shape": shape, "footprint_bytes": scaled, "estimate": "bytes", "rejected": None}
+    return {"shape": shape, "footprint_bytes": footprint, "estimate": "meta", "rejected": None}
+
+
+def _meta_footprint(reference: Any, shape: dict[str, int]) -> tuple[int | None, Exception | None]:
+    """Bytes of parameters, inputs and outputs of the reference at a shape, found on the meta
+    device (shapes and dtypes only, no memory); the exception where it does not run there."""
+    import torch
+
+    from evaluator.engine.modules import apply_shape
+
+    try:
+        apply_shape(reference, shape)
+        with torch.device("meta"), torch.no_grad():
+            model = reference.Model(*reference.get_init_inputs())
+            inputs = list(reference.get_inputs())
+            outputs = _as_list(model(*inputs))
+    except Exception as exc:
+        return None, exc
+    return _tensor_bytes(model, inputs, outputs), None
+
+
+def _meta_unsupported(error: Exception) -> bool:
+    # An operator without a meta kernel, or a value read back (.item(), nonzero): the meta device
+    # cannot tell, so the byte estimate decides. Any other error is the reference's own.
+    return isinstance(error, NotImplementedError) or "meta" in str(error).lower()
+
+
+def _tensor_bytes(model: Any, inputs: list[Any], outputs: list[Any]) -> int:
+    import torch
+
+    held = [*model.parameters(), *model.buffers(), *inputs, *outputs]
+    return sum(t.numel() * t.element_size() for t in held if isinstance(t, torch.Tensor))
+
+
+def _device_total_bytes(device: str, memory_cap_bytes: int | None) -> int:
+    import os
+
+    import torch
+
+    if device == "cuda":
+        return int(torch.cuda.get_device_properties(0).total_memory)
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(physical, memory_cap_bytes) if memory_cap_bytes else physical
 
 
 def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[list[Any]]) -> None:
@@ -446,7 +669,10 @@ def _load_candidate_output(path: Path, expected: list[Any], device: str) -> list
         if path.stat().st_size > 4 * expected_bytes + (1 << 20):
             return None
         loaded = torch.load(path, map_location=device, weights_only=True)
-    except Exception:
+    except Exception as exc:
+        # A file the candidate wrote badly is its own failure; no room to load it is ours.
+        if _is_out_of_memory(exc):
+            raise
         return None
     return loaded if isinstance(loaded, list) else None
 

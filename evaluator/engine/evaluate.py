@@ -19,14 +19,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.engine import feasibility
 from evaluator.engine.baselines import baseline_key, cache_load, cache_path, cache_store
 from evaluator.engine.cases import cases_for
 from evaluator.engine.compare import tolerance_for
+from evaluator.engine.feasibility import POOL_FACTOR
+from evaluator.engine.generalization import UnseenShape
 from evaluator.engine.result import (
     REWARD_INCORRECT,
     REWARD_NOT_COMPILED,
@@ -145,10 +148,23 @@ def _sweep_stale_scratch(folder: Path, prefix: str) -> None:
             shutil.rmtree(stale, ignore_errors=True)
 
 
+Screen = Callable[[list[UnseenShape], int], tuple[list[UnseenShape], dict[str, Any]]]
+
+
 def plan_shapes(
-    spec: TaskSpec, *, device: str, solution_hash: str, options: EvaluateOptions
-) -> tuple[list[dict[str, Any]], str]:
-    """Visible shapes, then unseen shapes drawn for this evaluation alone."""
+    spec: TaskSpec,
+    *,
+    device: str,
+    solution_hash: str,
+    options: EvaluateOptions,
+    screen: Screen | None = None,
+) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """Visible shapes, then unseen shapes drawn for this evaluation alone.
+
+    More shapes are drawn than graded; `screen` keeps those the reference can run within the
+    memory budget (in draw order) and says why it dropped the others. Without one, the first
+    drawn are graded.
+    """
     planned = [
         {
             "shape": dict(s),
@@ -163,9 +179,14 @@ def plan_shapes(
     secret = options.hidden_seed or os.environ.get("ARENA_HIDDEN_SEED") or ""
     source = "secret" if secret else "random"
     seed = hidden_seed_material(secret or secrets.token_hex(16), spec.version_hash, solution_hash)
-    for j, unseen in enumerate(
-        draw_unseen_shapes(spec, seed=seed, device=device, count=options.unseen_count)
-    ):
+    needed = options.unseen_count
+    pool = draw_unseen_shapes(spec, seed=seed, device=device, count=needed * POOL_FACTOR)
+    screening: dict[str, Any] = {"unseen_drawn": len(pool)}
+    if screen is not None and pool:
+        kept, screening = screen(pool, needed)
+    else:
+        kept = pool[:needed]
+    for j, unseen in enumerate(kept):
         planned.append(
             {
                 "shape": dict(unseen.shape),
@@ -176,7 +197,7 @@ def plan_shapes(
                 ],
             }
         )
-    return planned, source
+    return planned, source, screening
 
 
 class _Evaluation:
@@ -208,14 +229,20 @@ class _Evaluation:
         )
 
     def run(self) -> None:
-        self.shapes, seed_source = plan_shapes(
-            self.spec,
-            device=self.device,
-            solution_hash=self.result.solution_hash,
-            options=self.options,
-        )
+        try:
+            self.shapes, seed_source, screening = plan_shapes(
+                self.spec,
+                device=self.device,
+                solution_hash=self.result.solution_hash,
+                options=self.options,
+                screen=self._screen,
+            )
+        except GraderError as exc:
+            return self._grader_error(exc.gate, exc.reason, exc.detail)
+        except SandboxError as exc:
+            return self._sandbox_error(str(exc))
         self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
-        self.result.gates["generalization"].detail["unseen_seed"] = seed_source
+        self.result.gates["generalization"].detail.update(screening, unseen_seed=seed_source)
         try:
             candidate = self._child("candidate", self.candidate_dir, sandboxed=True)
         except SandboxError as exc:
@@ -233,6 +260,59 @@ class _Evaluation:
         self._store_baselines(judge)
         self._conclude(candidate, judge)
         return None
+
+    # ---- unseen shapes the reference can run (feasibility.py) -----------------------------------
+
+    def _screen(
+        self, pool: list[UnseenShape], needed: int
+    ) -> tuple[list[UnseenShape], dict[str, Any]]:
+        path = feasibility.cache_path()
+        key = feasibility.cache_key(
+            task_version=self.spec.version_hash,
+            device_name=str(self.result.environment.get("gpu") or self.device),
+            memory_cap_bytes=self._memory_cap(),
+        )
+        entry = cache_load(path).get(key)
+        kept, rejected, unknown = _admit(pool, needed, entry)
+        if unknown:
+            entry = feasibility.merge_probe(entry, self._probe(unknown, needed - len(kept), entry))
+            with contextlib.suppress(OSError):
+                cache_store(path, {key: entry})
+            kept, rejected, _ = _admit(pool, needed, entry)
+        assert entry is not None  # a pool with no cached verdicts always runs the probe
+        return kept, {
+            "unseen_drawn": len(pool),
+            "unseen_rejected": len(rejected),
+            "unseen_rejected_example": rejected[0] if rejected else "",
+            "memory_budget_gib": round(int(entry["budget_bytes"]) / 2**30, 2),
+            "reference_peak_gib": round(int(entry["visible_peak_bytes"]) / 2**30, 3),
+        }
+
+    def _memory_cap(self) -> int | None:
+        return self.options.memory_bytes if self.device == "cpu" else None
+
+    def _probe(
+        self, candidates: list[UnseenShape], needed: int, cached: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        probe_dir = self.judge_dir.parent / "probe"
+        probe_dir.mkdir(exist_ok=True)
+        reference = Path(shutil.copy(self.spec.reference_path, probe_dir / "reference.py"))
+        job = {
+            "role": "probe",
+            "device": self.device,
+            "reference_path": str(reference),
+            "visible": [dict(s) for s in self.spec.shapes_for(self.device)],
+            "candidates": [dict(c.shape) for c in candidates],
+            "needed": needed,
+            "memory_cap_bytes": self._memory_cap(),
+            "cached": {k: v for k, v in (cached or {}).items() if k != "shapes"},
+        }
+        outcome = self._launch(job, probe_dir, sandboxed=False)
+        report = outcome.last("probe")
+        if report is None:
+            visible = {-1: dict(self.spec.shapes_for(self.device)[0])}
+            raise _grader_error_from(outcome, "probe", self.options.timeout_s, visible)
+        return report
 
     def _baseline_keys(self) -> dict[int, str]:
         gpu = str(self.result.environment.get("gpu", "unknown"))
@@ -285,6 +365,9 @@ class _Evaluation:
             "cached_baselines": self.cached_baselines,
             "sota_path": str(self.sota) if self.sota else None,
         }
+        return self._launch(job, workdir, sandboxed=sandboxed)
+
+    def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps(job))
         extra = {
@@ -297,7 +380,8 @@ class _Evaluation:
             extra["CUDA_VISIBLE_DEVICES"] = ""
         # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
         memory = self.options.memory_bytes if self.device == "cpu" else None
-        # The judge runs only our child and the task's reference, never the candidate's code.
+        # The judge and the probe run only our child and the task's reference, never the
+        # candidate's code.
         sandbox = (
             sandbox_for(self.options.sandbox, allow_unisolated=self.options.allow_unisolated)
             if sandboxed
@@ -388,6 +472,16 @@ class _Evaluation:
     def _generalization_gate(self, unseen: list[ShapeRow], *, seen_correct: bool) -> None:
         gates = self.result.gates
         detail = dict(gates["generalization"].detail, unseen_shapes=len(unseen))
+        if not unseen and detail.get("unseen_drawn"):
+            example = detail.get("unseen_rejected_example") or "?"
+            gates["generalization"] = Gate(
+                None,
+                f"no unseen shape was graded: of {detail['unseen_drawn']} drawn, none can be run "
+                f"by the reference within the memory budget (e.g. {example}); this is not the "
+                "solution's failure",
+                detail,
+            )
+            return
         if not unseen:
             gates["generalization"] = Gate(None, "the task has no generalization rules", detail)
             return
@@ -433,16 +527,76 @@ class _Evaluation:
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
 
     def _judge_failed(self, outcome: Outcome) -> None:
-        error = outcome.last("error")
-        message = error["message"] if error else _exit_description(outcome)
-        if outcome.timed_out:
-            message = f"timed out after {self.options.timeout_s:g} s"
-        self.result.gates["correctness"] = Gate(
-            None,
-            "the reference could not be run; the solution was not judged",
-            {"error": message, "log": _log_tail(outcome.log_path)[-4000:]},
-        )
+        shapes = {i: s["shape"] for i, s in enumerate(self.shapes)}
+        error = _grader_error_from(outcome, "judge", self.options.timeout_s, shapes)
+        index = (outcome.last("grader_error") or {}).get("shape", -1)
+        unseen = index in shapes and not self.shapes[index]["seen"]
+        gate = "generalization" if unseen else "correctness"
+        self._grader_error(gate, error.reason, error.detail)
+
+    def _grader_error(self, gate: str, reason: str, detail: dict[str, Any]) -> None:
+        """The grader's own failure: status "error", never counted against the solution."""
+        self.result.gates[gate] = Gate(None, reason, detail)
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
+
+
+class GraderError(Exception):
+    """The grader could not judge (the reference failed or ran out of memory): not the solution's
+    failure. reason starts with "grader error:" and says so."""
+
+    def __init__(self, gate: str, reason: str, detail: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.gate, self.reason, self.detail = gate, reason, detail
+
+
+_CAUSES = {
+    "out_of_memory": "the reference ran out of device memory",
+    "reference_failed": "the reference failed",
+}
+
+
+def _grader_error_from(
+    outcome: Outcome, role: str, timeout_s: float, shapes: dict[int, dict[str, int]]
+) -> GraderError:
+    """A grader child (judge or probe) that ended without its result, as a named grader error."""
+    reported = outcome.last("grader_error")
+    error = outcome.last("error")
+    message = error["message"] if error else _exit_description(outcome)
+    if outcome.timed_out:
+        what = f"the {role} timed out after {timeout_s:g} s"
+    elif reported is not None:
+        shape = shapes.get(reported["shape"], shapes.get(-1, {}))
+        where = "the visible shape" if reported["shape"] == -1 else "shape"
+        what = f"{_CAUSES.get(reported['cause'], 'the reference failed')} on {where} {shape}"
+        message = reported["message"]
+    else:
+        what = f"the {role} ended without a result ({_exit_description(outcome)})"
+    detail = {"error": message, "log": _log_tail(outcome.log_path)[-4000:]}
+    gate = "correctness"
+    return GraderError(gate, f"grader error: {what}: this is not the solution's failure", detail)
+
+
+def _admit(
+    pool: list[UnseenShape], needed: int, entry: dict[str, Any] | None
+) -> tuple[list[UnseenShape], list[str], list[UnseenShape]]:
+    """Walk the drawn shapes in order with the cached verdicts: (kept, why others were dropped,
+    shapes with no verdict yet, from the first one on)."""
+    kept: list[UnseenShape] = []
+    rejected: list[str] = []
+    verdicts = (entry or {}).get("shapes", {})
+    for position, unseen in enumerate(pool):
+        if len(kept) >= needed:
+            break
+        verdict = verdicts.get(feasibility.shape_key(unseen.shape))
+        if verdict is None:
+            rest = [u for u in pool[position:] if feasibility.shape_key(u.shape) not in verdicts]
+            return kept, rejected, rest
+        ok, why = feasibility.accepted(entry or {}, verdict)
+        if ok:
+            kept.append(unseen)
+        else:
+            rejected.append(f"{unseen.shape}: {why}")
+    return kept, rejected, []
 
 
 def _record_errors(rows: list[ShapeRow], judge: Outcome) -> None:

@@ -42,6 +42,18 @@ def board():
     return {"alpha": alpha, "beta": beta, "tasks": tasks}
 
 
+def test_a_grader_error_counts_in_no_rate_and_shows_as_err(board):
+    alpha, task = board["alpha"], make_task("t6")
+    make_run(alpha, task, outcome="error")
+    rows = {r.agent.slug: r.score for r in leaderboard_rows(filters=ScoreFilters())}
+    assert rows["alpha"].runs == 5
+    assert rows["alpha"].correctness_rate == pytest.approx(2 / 5)
+    cells = matrix_cells(filters=ScoreFilters())
+    row = next(r for r in cells["grid"] if r["agent"] == alpha)
+    column = [t.slug for t in cells["tasks"]].index(task.slug)
+    assert row["cells"][column]["verdict"] == "ERR"
+
+
 def test_sql_scores_match_the_hand_computed_example(board):
     rows = {r.agent.slug: r.score for r in leaderboard_rows(filters=ScoreFilters())}
     a = rows["alpha"]
