@@ -113,10 +113,11 @@ class _Candidate:
         import torch
 
         from evaluator.engine import channel
-        from evaluator.engine.modules import apply_shape
+        from evaluator.engine.modules import apply_shape, set_constants
 
         apply_shape(self.reference, shape)
-        apply_shape(self.solution, {k: v for k, v in shape.items() if hasattr(self.solution, k)})
+        # The solution keeps its compiled kernels: its constants are set, its source not re-run.
+        set_constants(self.solution, {k: v for k, v in shape.items() if hasattr(self.solution, k)})
         init_inputs = self.reference.get_init_inputs()
         torch.manual_seed(INIT_SEED)
         reference_model = self.reference.Model(*init_inputs).to(self.device).eval()
