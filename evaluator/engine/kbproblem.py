@@ -323,3 +323,15 @@ def _bytes(tensors: list[Any]) -> int:
             seen.add(id(tensor))
             total += tensor.numel() * tensor.element_size()
     return total
+
+
+def runs_on_meta(path: Path, shape: Mapping[str, int]) -> bool:
+    """Whether the reference builds and runs on this shape, checked on the meta device.
+
+    For a grader that draws shapes: a drawn shape on which this is False is to be redrawn.
+    """
+    problem = _Problem(path, parse_problem(path))
+    try:
+        return problem.runs(shape)
+    finally:
+        problem.close()

@@ -55,3 +55,13 @@ def test_apply_shape_recomputes_derived_constants():
     assert classes.input_shape == (3,)
     predictions, targets = classes.get_inputs()
     assert predictions.shape == (64, 3) and int(targets.max()) < 3
+
+
+def test_runs_on_meta_tells_shapes_the_reference_cannot_run():
+    from evaluator.engine.kbproblem import runs_on_meta
+
+    problem = TREE / "level2/1_Conv2d_BiasAdd.py"
+    assert runs_on_meta(problem, {"height": 4, "width": 16})
+    assert not runs_on_meta(problem, {"height": 2})  # below the 3x3 kernel
+    linear = TREE / "level2/2_Linear_init_only.py"
+    assert not runs_on_meta(linear, {"in_features": 18})  # not divisible by num_groups = 4
