@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from evaluator.engine.formulas import FormulaError, formula_evaluate
 from evaluator.engine.roofline import floor_ms, peaks_for
-from evaluator.engine.taskspec import catalog_root
+from evaluator.engine.taskspec import catalog_roots
 from tasks.models import Task
 
 BASELINES_DIR = Path(__file__).resolve().parent / "baselines"
@@ -18,7 +18,11 @@ def task_get_active(*, slug: str) -> Task | None:
 
 
 def task_folder(*, task: Task) -> Path:
-    return catalog_root() / task.folder
+    """The task's folder, in the source catalogue or the imported one."""
+    roots = catalog_roots()
+    return next(
+        (r / task.folder for r in roots if (r / task.folder).is_dir()), roots[0] / task.folder
+    )
 
 
 def task_list(*, category: str = "", backend: str = "") -> QuerySet[Task]:

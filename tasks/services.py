@@ -3,7 +3,13 @@ from pathlib import Path
 
 from django.db import transaction
 
-from evaluator.engine.taskspec import TaskError, TaskSpec, iter_task_folders, load_task_folder
+from evaluator.engine.taskspec import (
+    TaskError,
+    TaskSpec,
+    catalog_roots,
+    iter_task_folders,
+    load_task_folder,
+)
 from tasks.models import Task
 
 
@@ -16,27 +22,30 @@ class SyncReport:
     errors: list[str] = field(default_factory=list)
 
 
-def task_sync(*, catalog: Path) -> SyncReport:
+def task_sync(*, catalog: Path | None = None) -> SyncReport:
     """Load every catalogue folder into Task rows; all or nothing.
 
-    A task whose files changed gets its new version hash; evaluations keep the hash they were
-    graded against. A task whose folder disappeared is deactivated, never deleted.
+    Without `catalog`, both the source catalogue and the imported one (taskspec.catalog_roots)
+    are read. A task whose files changed gets its new version hash; evaluations keep the hash
+    they were graded against. A task whose folder disappeared is deactivated, never deleted.
     """
     report = SyncReport()
-    specs: list[TaskSpec] = []
-    for folder in iter_task_folders(catalog):
-        try:
-            specs.append(load_task_folder(folder))
-        except TaskError as exc:
-            report.errors.append(str(exc))
-    slugs = [spec.slug for spec in specs]
+    specs: list[tuple[TaskSpec, Path]] = []
+    roots = [catalog.resolve()] if catalog is not None else catalog_roots()
+    for root in roots:
+        for folder in iter_task_folders(root):
+            try:
+                specs.append((load_task_folder(folder), root))
+            except TaskError as exc:
+                report.errors.append(str(exc))
+    slugs = [spec.slug for spec, _ in specs]
     for slug in sorted({s for s in slugs if slugs.count(s) > 1}):
         report.errors.append(f"slug {slug!r} is used by more than one task folder")
     if report.errors:
         return report
     with transaction.atomic():
-        for spec in specs:
-            _task_upsert(spec=spec, catalog=catalog, report=report)
+        for spec, root in specs:
+            _task_upsert(spec=spec, catalog=root, report=report)
         stale = Task.objects.filter(is_active=True).exclude(slug__in=slugs)
         report.deactivated = sorted(stale.values_list("slug", flat=True))
         stale.update(is_active=False)

@@ -128,7 +128,7 @@ class _Candidate:
         import torch
 
         from evaluator.engine import channel
-        from evaluator.engine.modules import apply_shape
+        from evaluator.engine.modules import apply_shape, set_constants
 
         def seed() -> None:
             if timing:
@@ -137,7 +137,8 @@ class _Candidate:
                 torch.manual_seed(INIT_SEED)
 
         apply_shape(self.reference, shape)
-        apply_shape(self.solution, {k: v for k, v in shape.items() if hasattr(self.solution, k)})
+        # The solution keeps its compiled kernels: its constants are set, its source not re-run.
+        set_constants(self.solution, {k: v for k, v in shape.items() if hasattr(self.solution, k)})
         init_inputs = self.reference.get_init_inputs()
         seed()
         reference_model = self.reference.Model(*init_inputs).to(self.device).eval()

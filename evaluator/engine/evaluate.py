@@ -483,7 +483,8 @@ class _Evaluation:
             )
             return
         if not unseen:
-            gates["generalization"] = Gate(None, "the task has no generalization rules", detail)
+            reason = self.spec.fixed_reason or "the task has no generalization rules"
+            gates["generalization"] = Gate(None, f"no unseen shapes: {reason}", detail)
             return
         passed = sum(1 for r in unseen if r.correct)
         rate = passed / len(unseen)

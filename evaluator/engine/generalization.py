@@ -43,11 +43,6 @@ CPU_BYTES_FACTOR = 4
 # nor this cap (unless its minimum is larger), so unseen CPU runs are never heavier than the
 # visible one the CPU path already runs.
 KERNELBENCH_CPU_CAP = 1024
-# Constants whose names say they shape the computation rather than the data (a convolution's
-# kernel, a model's heads), which rescaling would turn into a different or invalid problem.
-_STRUCTURAL_NAMES = ("kernel", "stride", "pad", "dilation", "group", "head", "layer", "axis")
-_DIVISOR_NAMES = ("group", "head")
-_DIVIDEND_NAMES = ("channel", "feature", "embed", "hidden", "model", "dim")
 # Bounds on the search, so a task whose relations are hard to satisfy fails fast, never hangs.
 _ATTEMPTS = 8
 _LINEAR_STEPS = 256
@@ -192,53 +187,32 @@ def _relations(
     return list(raw)
 
 
-def kernelbench_rules(shape: Mapping[str, int]) -> dict[str, Any]:
-    """Rules for a raw KernelBench problem: each size constant scaled from a quarter to twice.
+def kernelbench_rules(
+    shape: Mapping[str, int],
+    *,
+    steps: Mapping[str, int] | None = None,
+    bounds: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """Rules for a KernelBench problem's shape dimensions: each from a quarter to twice its value.
 
-    Constants of 1 or less (flags, axes, paddings) and structural ones (kernel sizes, strides,
-    groups, heads) stay fixed. Returns {} when nothing can vary.
+    `shape` holds only the constants that vary (kbproblem finds them from the problem); steps
+    keep a dimension divisible by what the model needs, bounds narrow the range to where the
+    reference was seen to run. Returns {} when nothing can vary.
     """
-    fixed = [name for name, value in shape.items() if _is_fixed_constant(name, value)]
-    if len(fixed) == len(shape):
-        return {}
-    dims = {
-        name: _pinned_rule(value) if name in fixed else _scaled_rule(value)
-        for name, value in shape.items()
-    }
-    return {"dims": dims, "relations": _divisor_relations(shape, fixed), "fixed": fixed}
+    dims: dict[str, Any] = {}
+    for name, value in shape.items():
+        step = (steps or {}).get(name, 1)
+        default = (max(step, value // 4), value * 2)
+        low, high = (bounds or {}).get(name, default)
+        if low < high:
+            dims[name] = _scaled_rule(value, low, high, step)
+    return {"dims": dims, "relations": [], "fixed": []} if dims else {}
 
 
-def _is_fixed_constant(name: str, value: int) -> bool:
-    lowered = name.lower()
-    axis_like = (lowered == "dim" or lowered.endswith("_dim")) and value < 8
-    # Larger constants are seeds or sentinels, not tensor sizes.
-    return value <= 1 or value > 2**32 or axis_like or any(s in lowered for s in _STRUCTURAL_NAMES)
-
-
-def _pinned_rule(value: int) -> dict[str, Any]:
-    return {"min": value, "max": value, "cpu_max": value, "multiple_of": 1, "power_of_two": False}
-
-
-def _scaled_rule(value: int) -> dict[str, Any]:
-    low, high = max(1, value // 4), value * 2
+def _scaled_rule(value: int, low: int, high: int, step: int) -> dict[str, Any]:
     cpu_max = max(low, min(high, value, KERNELBENCH_CPU_CAP))
-    return {"min": low, "max": high, "cpu_max": cpu_max, "multiple_of": 1, "power_of_two": False}
-
-
-def _divisor_relations(shape: Mapping[str, int], fixed: list[str]) -> list[str]:
-    # Channels split into groups and embeddings into heads must stay divisible after rescaling.
-    divisors = [f for f in fixed if shape[f] >= 2 and any(s in f.lower() for s in _DIVISOR_NAMES)]
-    dividends = [
-        name
-        for name in shape
-        if name not in fixed and any(s in name.lower() for s in _DIVIDEND_NAMES)
-    ]
-    return [
-        f"{name} % {divisor} == 0"
-        for name in dividends
-        for divisor in divisors
-        if shape[name] % shape[divisor] == 0
-    ]
+    cpu_max = max(low, cpu_max // step * step)
+    return {"min": low, "max": high, "cpu_max": cpu_max, "multiple_of": step, "power_of_two": False}
 
 
 # ---- drawing shapes ----------------------------------------------------------------------------

@@ -1,9 +1,17 @@
 """Loading reference and solution files as modules, and setting a shape's constants on them."""
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+from evaluator.engine.constants import execute_with
+
+# Attributes load_module leaves on a module so apply_shape can re-execute its source.
+_TREE = "__arena_tree__"
+_APPLIED = "__arena_shape__"
 
 
 def load_module(path: Path, name: str) -> ModuleType:
@@ -14,10 +22,30 @@ def load_module(path: Path, name: str) -> ModuleType:
     # Registered before exec so dataclasses, pickling and triton.jit can find the module.
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    source = Path(path).read_text(encoding="utf-8")
+    setattr(module, _TREE, ast.parse(source, filename=str(path)))
+    setattr(module, _APPLIED, {})
     return module
 
 
 def apply_shape(module: ModuleType, shape: dict[str, int]) -> None:
-    """KernelBench problems read their sizes from module constants when building inputs."""
-    for name, value in shape.items():
+    """Give a reference module a shape: its source re-runs with those constants replaced.
+
+    KernelBench problems derive constants from the sizes (`bias_shape = (out_channels, 1, 1)`,
+    targets drawn below `num_classes`); re-running the source makes every one of them follow.
+    A module not loaded by load_module only gets the constants set.
+    """
+    tree = getattr(module, _TREE, None)
+    if not isinstance(tree, ast.Module) or module.__file__ is None:
+        set_constants(module, shape)
+        return
+    if getattr(module, _APPLIED, None) == shape:
+        return  # already executed with exactly these constants
+    execute_with(module, tree, Path(module.__file__), shape)
+    setattr(module, _APPLIED, dict(shape))
+
+
+def set_constants(module: ModuleType, values: dict[str, Any]) -> None:
+    """Set constants as attributes, without re-running anything (solutions: no recompiling)."""
+    for name, value in values.items():
         setattr(module, name, value)

@@ -4,7 +4,6 @@ A task is a catalogue folder (task.toml + reference.py, see docs/tasks.md), a sl
 catalogue, or a raw KernelBench problem file whose single shape is its module constants.
 """
 
-import ast
 import copy
 import hashlib
 import os
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.engine.formulas import FormulaError, formula_names
-from evaluator.engine.generalization import RuleError, kernelbench_rules, rules_from_manifest
+from evaluator.engine.generalization import RuleError, rules_from_manifest
 
 CATEGORIES = ("torch2cuda", "torch2triton", "triton2triton", "cuda2cuda", "hard")
 REGIMES = ("compute", "memory")
@@ -48,6 +47,8 @@ class TaskSpec:
     version_hash: str = ""
     # Rules for drawing unseen shapes (see generalization.py); empty: the task has none.
     generalization: dict[str, Any] = field(default_factory=dict)
+    # Why a task has no generalization rules, when it has none ("nothing to vary").
+    fixed_reason: str = ""
 
     def shapes_for(self, device: str) -> tuple[Shape, ...]:
         # The Triton interpreter runs kernels in numpy on the CPU; a task may name smaller
@@ -73,12 +74,36 @@ class TaskSpec:
             "tolerance": dict(self.tolerance),
             "version_hash": self.version_hash,
             "generalization": copy.deepcopy(self.generalization),
+            **({"fixed_reason": self.fixed_reason} if self.fixed_reason else {}),
         }
 
 
 def catalog_root() -> Path:
+    """The catalogue that ships with the source tree (ARENA_CATALOG_DIR overrides it)."""
     configured = os.environ.get("ARENA_CATALOG_DIR")
     return Path(configured).resolve() if configured else DEFAULT_CATALOG
+
+
+def imported_catalog_root() -> Path:
+    """Where imported tasks live (import_kernelbench): outside the source tree, in the data dir.
+
+    ARENA_IMPORTED_CATALOG_DIR, else $ARENA_DATA_DIR/catalog, else var/catalog.
+    """
+    configured = os.environ.get("ARENA_IMPORTED_CATALOG_DIR")
+    if configured:
+        return Path(configured).resolve()
+    data_dir = os.environ.get("ARENA_DATA_DIR")
+    base = Path(data_dir) if data_dir else DEFAULT_CATALOG.parents[1] / "var"
+    return (base / "catalog").resolve()
+
+
+def catalog_roots() -> list[Path]:
+    """Every catalogue the grader reads: the source one, then the imported one if it differs."""
+    roots = [catalog_root()]
+    imported = imported_catalog_root()
+    if imported != roots[0]:
+        roots.append(imported)
+    return roots
 
 
 def load_task(task: str | os.PathLike[str], *, catalog: Path | None = None) -> TaskSpec:
@@ -88,22 +113,28 @@ def load_task(task: str | os.PathLike[str], *, catalog: Path | None = None) -> T
         return load_task_folder(path)
     if path.suffix == ".py" and path.is_file():
         return load_kernelbench_file(path)
-    return load_task_folder(find_task_folder(str(task), catalog or catalog_root()))
+    roots = [catalog] if catalog is not None else catalog_roots()
+    return load_task_folder(find_task_folder(str(task), *roots))
 
 
 def iter_task_folders(catalog: Path) -> list[Path]:
-    return sorted(p.parent for p in catalog.glob("*/*/task.toml"))
+    # Hidden folders (an import's staging area) are never part of a catalogue.
+    folders = (p.parent for p in catalog.glob("*/*/task.toml"))
+    return sorted(
+        f for f in folders if not f.name.startswith(".") and not f.parent.name.startswith(".")
+    )
 
 
-def find_task_folder(slug: str, catalog: Path) -> Path:
-    for folder in iter_task_folders(catalog):
+def find_task_folder(slug: str, *catalogs: Path) -> Path:
+    for folder in (f for catalog in catalogs for f in iter_task_folders(catalog)):
         try:
             with (folder / "task.toml").open("rb") as fh:
                 if tomllib.load(fh).get("slug") == slug:
                     return folder
         except (OSError, tomllib.TOMLDecodeError):
             continue
-    raise TaskError(f"no task with slug {slug!r} in {catalog}")
+    where = " or ".join(str(c) for c in catalogs)
+    raise TaskError(f"no task with slug {slug!r} in {where}")
 
 
 def folder_version_hash(folder: Path) -> str:
@@ -145,13 +176,16 @@ def _spec_from_manifest(
     category = reader.choice("category", CATEGORIES)
     backends = tuple(reader.string_list("backends", required=True))
     dtype, regime = reader.choice("dtype", DTYPES), reader.choice("regime", REGIMES)
-    visible = reader.shapes("visible_shapes", required=True)
+    fixed_reason = reader.optional_string("fixed_reason")
+    visible = reader.shapes("visible_shapes", required=True, empty_ok=bool(fixed_reason))
     cpu = reader.shapes("cpu_shapes", required=False)
     if cpu and set(cpu[0]) != set(visible[0]):
         raise reader.fail("cpu_shapes[0]", "names different dimensions than visible_shapes")
     for name in ("flops", "bytes"):
         reader.formula(name, set(visible[0]))
     generalization = reader.generalization(visible, cpu)
+    if fixed_reason and generalization:
+        raise reader.fail("fixed_reason", "a task with generalization rules has things to vary")
     return TaskSpec(
         slug=slug,
         title=title,
@@ -170,6 +204,7 @@ def _spec_from_manifest(
         tolerance=reader.tolerance(),
         version_hash=folder_version_hash(folder),
         generalization=generalization,
+        fixed_reason=fixed_reason,
     )
 
 
@@ -186,6 +221,11 @@ class _ManifestReader:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(name, "must be a non-empty string")
         return value
+
+    def optional_string(self, name: str) -> str:
+        if name not in self.manifest:
+            return ""
+        return self.string(name)
 
     def choice(self, name: str, allowed: tuple[str, ...]) -> str:
         value = self.string(name)
@@ -210,7 +250,7 @@ class _ManifestReader:
         if unknown:
             raise self.fail(name, f"unknown dimension(s) {', '.join(sorted(unknown))}")
 
-    def shapes(self, name: str, *, required: bool) -> tuple[Shape, ...]:
+    def shapes(self, name: str, *, required: bool, empty_ok: bool = False) -> tuple[Shape, ...]:
         raw = self.manifest.get(name)
         if raw is None and not required:
             return ()
@@ -218,7 +258,8 @@ class _ManifestReader:
             raise self.fail(name, "must be a non-empty list of tables such as {N = 4096}")
         shapes: list[Shape] = []
         for index, shape in enumerate(raw):
-            if not isinstance(shape, dict) or not shape:
+            # A task with nothing to vary (and a fixed_reason saying so) has one empty shape.
+            if not isinstance(shape, dict) or not (shape or empty_ok):
                 raise self.fail(f"{name}[{index}]", "must be a table of dimension = integer")
             for dim, value in shape.items():
                 if not dim.isidentifier() or isinstance(value, bool) or not isinstance(value, int):
@@ -253,18 +294,19 @@ class _ManifestReader:
 
 
 def load_kernelbench_file(path: Path) -> TaskSpec:
-    """A raw KernelBench problem: Model, get_inputs, get_init_inputs and size constants."""
+    """A raw KernelBench problem: Model, get_inputs, get_init_inputs and size constants.
+
+    Its shape is the constants that set input sizes (see kbproblem), at their written values.
+    """
+    # Imported here: it needs torch, which loading catalogue manifests does not.
+    from evaluator.engine.kbproblem import ProblemError, analyse_problem, parse_problem
+
     path = path.resolve()
-    source = path.read_text(encoding="utf-8")
     try:
-        tree = ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise TaskError(f"{path}: line {exc.lineno}: {exc.msg}") from None
-    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    for required in ("Model", "get_inputs", "get_init_inputs"):
-        if required not in defined:
-            raise TaskError(f"{path}: a KernelBench problem must define {required}")
-    shape = _module_int_constants(tree)
+        tree = parse_problem(path)
+        analysis = analyse_problem(path, tree)
+    except ProblemError as exc:
+        raise TaskError(str(exc)) from None
     return TaskSpec(
         slug=f"kernelbench/{path.stem}",
         title=path.stem,
@@ -277,27 +319,9 @@ def load_kernelbench_file(path: Path) -> TaskSpec:
         flops="0",
         bytes_moved="0",
         backends=("cuda", "triton"),
-        visible_shapes=(shape,),
+        visible_shapes=(analysis.shape,),
         cpu_shapes=(),
-        version_hash=hashlib.sha256(source.encode()).hexdigest(),
-        generalization=kernelbench_rules(shape),
+        version_hash=hashlib.sha256(path.read_bytes()).hexdigest(),
+        generalization=analysis.rules,
+        fixed_reason=analysis.fixed_reason,
     )
-
-
-def _module_int_constants(tree: ast.Module) -> Shape:
-    constants: Shape = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
-            continue
-        if (
-            isinstance(target, ast.Name)
-            and isinstance(value, ast.Constant)
-            and isinstance(value.value, int)
-            and not isinstance(value.value, bool)
-        ):
-            constants[target.id] = value.value
-    return constants

@@ -1,162 +1,147 @@
-"""import_kernelbench on KernelBench-format files written by the test."""
+"""import_kernelbench on a small KernelBench-format tree written for these tests.
+
+tests/tasks/kernelbench_tree reproduces the upstream constructs: sizes written as expressions,
+constants derived from others (bias_shape, input_shape), zero padding, float and bool flags,
+class-count-bounded integer targets, constants only the constructor reads, a problem without
+constants and one that downloads weights.
+"""
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
-from evaluator.engine.taskspec import load_task
+from evaluator.engine.taskspec import catalog_root, load_task
 from tasks.models import Task
 from tasks.validation import validate_task
 
-MATMUL = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, A, B):
-        return torch.matmul(A, B)
-
-
-N = 256
-
-
-def get_inputs():
-    A = torch.randn(N, N)
-    B = torch.randn(N, N)
-    return [A, B]
-
-
-def get_init_inputs():
-    return []
-"""
-
-CONV = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self, in_channels, out_channels, kernel_size):
-        super().__init__()
-        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
-
-    def forward(self, x):
-        return torch.relu(self.conv(x) + 1.0)
-
-
-batch_size = 2
-in_channels = 3
-out_channels = 16
-height = width = 32
-kernel_size = 3
-
-
-def get_inputs():
-    return [torch.randn(batch_size, in_channels, height, width)]
-
-
-def get_init_inputs():
-    return [in_channels, out_channels, kernel_size]
-"""
-
-DOWNLOADS = """from transformers import AutoModel
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.m = AutoModel.from_pretrained("gpt2")
-
-    def forward(self, x):
-        return self.m(x)
-
-
-def get_inputs():
-    return []
-
-
-def get_init_inputs():
-    return []
-"""
+TREE = Path(__file__).parent / "kernelbench_tree"
+SLUGS = {
+    "kernelbench-level1-1-expression-matmul",
+    "kernelbench-level1-2-crossentropy-classes",
+    "kernelbench-level1-3-no-constants",
+    "kernelbench-level2-1-conv2d-biasadd",
+    "kernelbench-level2-2-linear-init-only",
+}
 
 
 @pytest.fixture
 def checkout(tmp_path):
-    root = tmp_path / "KernelBench" / "KernelBench"
-    (root / "level1").mkdir(parents=True)
-    (root / "level2").mkdir()
-    (root / "level4").mkdir()
-    (root / "level1" / "1_Square_matrix_multiplication_.py").write_text(MATMUL)
-    (root / "level2" / "3_Conv2d_Add_ReLU.py").write_text(CONV)
-    (root / "level4" / "1_gpt2.py").write_text(DOWNLOADS)
-    return tmp_path / "KernelBench"
+    shutil.copytree(TREE, tmp_path / "checkout")
+    return tmp_path / "checkout"
 
 
 @pytest.fixture
-def catalog(tmp_path, monkeypatch):
-    folder = tmp_path / "catalog"
-    folder.mkdir()
-    monkeypatch.setenv("ARENA_CATALOG_DIR", str(folder))
+def imported(tmp_path, monkeypatch):
+    folder = tmp_path / "data" / "catalog"
+    monkeypatch.setenv("ARENA_IMPORTED_CATALOG_DIR", str(folder))
     return folder
 
 
-def test_imports_problems_unchanged_as_suite_kernelbench(db, checkout, catalog, capsys):
-    call_command("import_kernelbench", str(checkout))
-    out = capsys.readouterr()
-    assert "2 written, 0 unchanged, 1 skipped" in out.out
-    assert "level4/1_gpt2.py: downloads weights" in out.err
-    matmul = Task.objects.get(slug="kernelbench-level1-1-square-matrix-multiplication")
-    assert matmul.suite == "kernelbench" and matmul.category == "torch2cuda"
-    folder = catalog / "kernelbench" / matmul.slug
-    source = checkout / "KernelBench" / "level1" / "1_Square_matrix_multiplication_.py"
+def run_import(checkout, capsys, *args):
+    call_command("import_kernelbench", str(checkout), "--workers", "1", *args)
+    return capsys.readouterr()
+
+
+def test_imports_every_problem_unchanged_outside_the_source_tree(db, checkout, imported, capsys):
+    out = run_import(checkout, capsys)
+    assert "5 imported, 0 updated, 0 unchanged, 1 skipped, 0 refused" in out.out
+    assert "skipped level4/1_pretrained_model.py: downloads weights" in out.err
+    assert "[6/6] " in out.err  # the progress line of the last problem
+    assert set(Task.objects.filter(suite="kernelbench").values_list("slug", flat=True)) == SLUGS
+    for slug in SLUGS:
+        assert (imported / "kernelbench" / slug / "task.toml").is_file()
+    assert not (catalog_root() / "kernelbench").exists()
+    assert not list((imported / ".import").glob("*"))
+    source = checkout / "KernelBench" / "level2" / "1_Conv2d_BiasAdd.py"
+    folder = imported / "kernelbench" / "kernelbench-level2-1-conv2d-biasadd"
     assert (folder / "reference.py").read_text() == source.read_text()
-    spec = load_task(folder)
-    assert spec.visible_shapes == ({"N": 256},)
-    assert spec.regime == "compute" and spec.flops == str(2 * 256**3)
-    assert spec.bytes_moved == str(3 * 256 * 256 * 4)
-    assert spec.generalization["dims"]["N"]["max"] == 512
 
 
-def test_reimport_is_idempotent(db, checkout, catalog, capsys):
-    call_command("import_kernelbench", str(checkout))
+def test_dimensions_are_the_constants_the_inputs_depend_on(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    matmul = load_task("kernelbench-level1-1-expression-matmul")
+    assert matmul.visible_shapes == ({"N": 16},)  # N = 8 * 2
+    assert matmul.flops == str(2 * 16**3) and matmul.bytes_moved == str(3 * 16 * 16 * 4)
+    assert matmul.generalization["dims"]["N"]["min"] == 4
+    assert matmul.generalization["dims"]["N"]["max"] == 32
+    conv = load_task("kernelbench-level2-1-conv2d-biasadd")
+    # out_channels and kernel_size only reach the constructor; padding = 0, scale = 1e-5 and
+    # use_bias = False are accepted and stay as written.
+    assert conv.visible_shapes == ({"batch_size": 2, "in_channels": 4, "height": 8, "width": 8},)
+    classes = load_task("kernelbench-level1-2-crossentropy-classes")
+    assert classes.visible_shapes == ({"batch_size": 32, "num_classes": 10},)
+    linear = load_task("kernelbench-level2-2-linear-init-only")
+    assert linear.visible_shapes == ({"batch_size": 4, "in_features": 16},)
+    # GroupNorm needs in_features divisible by num_groups: found by running it on meta.
+    assert linear.generalization["dims"]["in_features"]["multiple_of"] == 4
+
+
+def test_problem_with_nothing_to_vary_says_so(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    spec = load_task("kernelbench-level1-3-no-constants")
+    assert spec.visible_shapes == ({},) and spec.generalization == {}
+    assert spec.fixed_reason.startswith("the problem has nothing to vary")
+    row = Task.objects.get(slug="kernelbench-level1-3-no-constants")
+    assert row.manifest["fixed_reason"] == spec.fixed_reason
+
+
+def test_reimport_reports_every_problem_unchanged(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
     versions = dict(Task.objects.values_list("slug", "version_hash"))
-    call_command("import_kernelbench", str(checkout))
-    assert "0 written, 2 unchanged" in capsys.readouterr().out
+    out = run_import(checkout, capsys)
+    assert "0 imported, 0 updated, 5 unchanged, 1 skipped, 0 refused" in out.out
     assert dict(Task.objects.values_list("slug", "version_hash")) == versions
 
 
-def test_imported_task_counts_conv_work_and_validates(db, checkout, catalog):
-    call_command("import_kernelbench", str(checkout))
-    folder = catalog / "kernelbench" / "kernelbench-level2-3-conv2d-add-relu"
-    spec = load_task(folder)
-    # 2 * N * Cout * Hout * Wout * Cin * k * k, as FlopCounterMode counts a convolution.
-    assert spec.flops == str(2 * 2 * 16 * 30 * 30 * 3 * 3 * 3)
-    assert set(spec.generalization["fixed"]) >= {"kernel_size"} or (
-        spec.generalization["dims"]["kernel_size"]["min"]
-        == spec.generalization["dims"]["kernel_size"]["max"]
+def test_changed_problem_is_updated(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    problem = checkout / "KernelBench" / "level1" / "1_Expression_matmul.py"
+    problem.write_text(problem.read_text().replace("N = 8 * 2", "N = 8 * 4"))
+    out = run_import(checkout, capsys)
+    assert "0 imported, 1 updated, 4 unchanged" in out.out
+    assert load_task("kernelbench-level1-1-expression-matmul").visible_shapes == ({"N": 32},)
+
+
+def test_broken_problem_refuses_the_whole_import_naming_the_file(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    before = sorted(p.relative_to(imported) for p in imported.rglob("*"))
+    rows = dict(Task.objects.values_list("slug", "version_hash"))
+    broken = checkout / "KernelBench" / "level1" / "9_Broken.py"
+    broken.write_text(
+        (checkout / "KernelBench" / "level1" / "1_Expression_matmul.py")
+        .read_text()
+        .replace("torch.rand(N, N), torch.rand(N, N)", "torch.rand(N, N), torch.rand(N + 1, N)")
     )
+    matmul = checkout / "KernelBench" / "level1" / "1_Expression_matmul.py"
+    matmul.write_text(matmul.read_text().replace("N = 8 * 2", "N = 8 * 3"))
+    with pytest.raises(CommandError) as caught:
+        run_import(checkout, capsys)
+    assert str(broken) in str(caught.value)
+    assert "does not run on the meta device" in str(caught.value)
+    # Nothing changed: neither the folders (the good update included) nor the database.
+    assert sorted(p.relative_to(imported) for p in imported.rglob("*")) == before
+    assert dict(Task.objects.values_list("slug", "version_hash")) == rows
+
+
+def test_first_import_refused_writes_nothing(db, checkout, imported, capsys):
+    (checkout / "KernelBench" / "level3" / "1_Syntax.py").write_text("def Model(:\n")
+    with pytest.raises(CommandError, match=r"1_Syntax\.py: line 1"):
+        run_import(checkout, capsys)
+    assert not imported.exists() or not list(imported.rglob("*.toml"))
+    assert not Task.objects.filter(suite="kernelbench").exists()
+
+
+def test_imported_task_validates_and_lists(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    folder = imported / "kernelbench" / "kernelbench-level2-1-conv2d-biasadd"
     report = validate_task(folder, grade_starter=False)
     assert report.ok, report.problems
-
-
-def test_list_tasks_prints_one_json_object_per_task(db, checkout, catalog, capsys):
-    call_command("import_kernelbench", str(checkout))
-    capsys.readouterr()
     call_command("list_tasks", "--json")
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(rows) == 2
-    assert {
-        "slug",
-        "category",
-        "backends",
-        "dtype",
-        "regime",
-        "shapes",
-        "generalization",
-        "sota",
-        "version",
-    } <= set(rows[0])
+    assert {row["slug"] for row in rows} >= SLUGS
+    call_command("sync_tasks")
+    assert "0 deactivated" in capsys.readouterr().out

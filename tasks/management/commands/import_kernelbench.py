@@ -1,32 +1,47 @@
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluator.engine.taskspec import catalog_root
-from tasks.kernelbench import kernelbench_import
-from tasks.services import task_sync
+from evaluator.engine.taskspec import imported_catalog_root
+from tasks.kernelbench import DEFAULT_WORKERS, ImportRefused, kernelbench_import
 
 
 class Command(BaseCommand):
-    help = "Import a KernelBench checkout's level1..level4 problems as suite 'kernelbench'."
+    help = (
+        "Import an upstream KernelBench checkout (its root or its KernelBench/ folder) as suite "
+        "'kernelbench', into the imported catalogue under ARENA_DATA_DIR; all or nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("source", type=Path, help="the KernelBench checkout")
+        parser.add_argument(
+            "--workers", type=int, default=DEFAULT_WORKERS, help="processes analysing problems"
+        )
 
-    def handle(self, *args, source: Path, **options):
+    def handle(self, *args, source: Path, workers: int = DEFAULT_WORKERS, **options):
         if not source.is_dir():
             raise CommandError(f"{source}: no such folder")
-        catalog = catalog_root()
-        report = kernelbench_import(source=source.resolve(), catalog=catalog)
+        catalog = imported_catalog_root()
+        try:
+            report = kernelbench_import(
+                source=source.resolve(), catalog=catalog, progress=self._progress, workers=workers
+            )
+        except ImportRefused as exc:
+            raise CommandError(str(exc)) from None
         for line in report.skipped:
             self.stderr.write(f"skipped {line}")
-        sync = task_sync(catalog=catalog)
-        if sync.errors:
-            raise CommandError(
-                "imported, but the catalogue does not sync:\n" + "\n".join(sync.errors)
+        sync = report.sync
+        self.stdout.write(f"{report.summary()} (into {catalog / 'kernelbench'})")
+        if sync is not None:
+            self.stdout.write(
+                f"tasks: {len(sync.created)} created, {len(sync.updated)} updated, "
+                f"{len(sync.unchanged)} unchanged, {len(sync.deactivated)} deactivated"
             )
-        self.stdout.write(
-            f"kernelbench: {len(report.written)} written, {len(report.unchanged)} unchanged, "
-            f"{len(report.skipped)} skipped; tasks: {len(sync.created)} created, "
-            f"{len(sync.updated)} updated"
-        )
+
+    def _progress(self, done: int, total: int, label: str) -> None:
+        # One plain line per problem: readable in a terminal, a log or a test's captured stderr.
+        width = len(str(total))
+        self.stderr.write(f"[{done:>{width}}/{total}] {label}")
+        if self.stderr.isatty():
+            sys.stderr.flush()
