@@ -4,7 +4,7 @@
 # Writes gpu-tests.log, evaluator-<gpu>.json, catalog-<gpu>.json and kernelbench-<gpu>.json
 # under OUT_DIR (default bench/results). The kernelbench step grades an upstream KernelBench
 # checkout (KERNELBENCH_TREE, default var/device/kb, carried there and never committed):
-# KB_PARTS, KB_SWEEP, KB_SHARD, KB_WORKERS and KB_DEADLINE_S pass on to bench/kernelbench_gpu.py.
+# KB_PARTS, KB_SWEEP, KB_SHARD, KB_WORKERS, KB_UNSEEN and KB_DEADLINE_S pass on to bench/kernelbench_gpu.py.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-bench/results}"
@@ -38,7 +38,7 @@ fi
 if [[ $steps == *,kernelbench,* ]]; then
   python3 bench/kernelbench_gpu.py --tree "${KERNELBENCH_TREE:-var/device/kb}" \
       --out "$out/kernelbench-$gpu${KB_SUFFIX:-}.json" --parts "${KB_PARTS:-adversarial,examples,sweep}" \
-      --sweep "${KB_SWEEP:-42}" --shard "${KB_SHARD:-0/1}" --workers "${KB_WORKERS:-1}" \
+      --sweep "${KB_SWEEP:-42}" --shard "${KB_SHARD:-0/1}" --workers "${KB_WORKERS:-1}" --unseen "${KB_UNSEEN:-5}" \
       --deadline-s "${KB_DEADLINE_S:-540}" || status=1
 fi
 echo "gpu check exit $status"

@@ -46,9 +46,12 @@ EXAMPLES = (
 SWEEP_SHARE = {"level1": 0.45, "level2": 0.35, "level3": 0.20}
 
 
+UNSEEN = EvaluateOptions().unseen_count
+
+
 def options() -> EvaluateOptions:
     # torch.compile baselines are not what this checks, and cost tens of seconds a problem.
-    return EvaluateOptions(compile_baseline=False)
+    return EvaluateOptions(compile_baseline=False, unseen_count=UNSEEN)
 
 
 def summarize(result: Any, **extra: Any) -> dict[str, Any]:
@@ -168,9 +171,10 @@ def main() -> int:
     # load_inline); their timed phases may overlap too, so speedups from such a run are rough.
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
+    parser.add_argument("--unseen", type=int, default=UNSEEN, help="unseen shapes per problem")
     args = parser.parse_args()
-    global DEVICE
-    DEVICE = args.device
+    global DEVICE, UNSEEN
+    DEVICE, UNSEEN = args.device, args.unseen
     started, rows = time.monotonic(), []
     parts = args.parts.split(",")
     with tempfile.TemporaryDirectory() as folder:

@@ -188,6 +188,7 @@ class _Candidate:
 
         from evaluator.engine import channel, guards
         from evaluator.engine.cases import case_inputs
+        from evaluator.engine.outputs import write_outputs
 
         self.audit.active = False
         inputs = case_inputs(self.reference, shape_job["shape"], case, self.device)
@@ -222,9 +223,7 @@ class _Candidate:
         channel.send("case", **report)
         if not violations:
             self.audit.active = False
-            torch.save(
-                [x.detach().cpu() for x in outputs], self.io_dir / f"out_{index}_{case_index}.pt"
-            )
+            write_outputs(self.io_dir / f"out_{index}_{case_index}", outputs)
             self.audit.active = True
 
     def _time_shape(self, index: int, shape: dict[str, int], host_sets: list[list[Any]]) -> None:
@@ -423,6 +422,7 @@ def _judge_case(
         precision_cost_bytes,
         precision_report,
     )
+    from evaluator.engine.outputs import OutputFileError, read_outputs
 
     device, io_dir = job["device"], Path(job["io_dir"])
     inputs = case_inputs(reference, shape_job["shape"], case, device)
@@ -438,9 +438,10 @@ def _judge_case(
     if case.distribution != "problem" and not _all_finite(expected):
         reason = f"reference is not finite on {case.distribution} inputs"
         return {**where, "skipped": True, "reason": reason}
-    actual = _load_candidate_output(io_dir / f"out_{index}_{case_index}.pt", expected, device)
-    if actual is None:
-        return {**where, "correct": False, "reason": "no output was written"}
+    try:
+        actual = read_outputs(io_dir / f"out_{index}_{case_index}")
+    except OutputFileError as exc:
+        return {**where, "correct": False, "reason": str(exc)}
     verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
     message: dict[str, Any] = {
         **where,
@@ -660,22 +661,6 @@ def _all_finite(values: list[Any]) -> bool:
         for v in values
         if isinstance(v, torch.Tensor) and v.is_floating_point()
     )
-
-
-def _load_candidate_output(path: Path, expected: list[Any], device: str) -> list[Any] | None:
-    import torch
-
-    expected_bytes = sum(t.numel() * t.element_size() for t in expected)
-    try:
-        if path.stat().st_size > 4 * expected_bytes + (1 << 20):
-            return None
-        loaded = torch.load(path, map_location=device, weights_only=True)
-    except Exception as exc:
-        # A file the candidate wrote badly is its own failure; no room to load it is ours.
-        if _is_out_of_memory(exc):
-            raise
-        return None
-    return loaded if isinstance(loaded, list) else None
 
 
 if __name__ == "__main__":
