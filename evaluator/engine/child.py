@@ -188,16 +188,26 @@ class _Candidate:
             "new_processes": len(guards.child_processes() - processes),
         }
         if profile is not None:
-            interpreted = self.launches.names[launches_before:]
-            report["aten_ops"] = sorted(profile.aten_ops)
-            report["own_kernels"] = sorted(profile.own_kernels(interpreted))[:50]
+            report.update(self._profile_report(profile, launches_before))
         channel.send("case", **report)
-        if not violations:
+        # An output that aliases an input may still be right: the judge knows whether the
+        # reference's own output aliases there, so the output travels for it to compare.
+        if all(_is_alias_violation(v) for v in violations):
             self.audit.active = False
-            torch.save(
-                [x.detach().cpu() for x in outputs], self.io_dir / f"out_{index}_{case_index}.pt"
-            )
+            saved = [_portable(x) for x in outputs]
+            torch.save(saved, self.io_dir / f"out_{index}_{case_index}.pt")
             self.audit.active = True
+
+    def _profile_report(self, profile: Any, launches_before: int) -> dict[str, Any]:
+        interpreted = self.launches.since(launches_before)
+        share = profile.work_share(self.device, interpreted)
+        return {
+            "aten_ops": sorted(profile.aten_ops),
+            "own_kernels": sorted(profile.own_kernels(n for n, _ in interpreted))[:50],
+            "own_us": share.own_us,
+            "library_us": share.library_us,
+            "top_library": [[name[:200], us] for name, us in share.top_library],
+        }
 
     def _time_shape(
         self, index: int, model: Any, reference_model: Any, sets: list[list[Any]]
@@ -225,8 +235,16 @@ class _Candidate:
                     lambda k: model(*sets[k]), input_sets=TIMING_INPUT_SETS, stream_ms=candidate_ms
                 )
             if drained is not None:
-                channel.send("side_stream", shape=index, stream_ms=candidate_ms, drained_ms=drained)
-                candidate_ms = drained
+                channel.send(
+                    "side_stream",
+                    shape=index,
+                    stream_ms=candidate_ms,
+                    drained_ms=drained.drained_ms,
+                    sync_ms=drained.sync_ms,
+                    kernel_streams=drained.kernel_streams,
+                    current_stream=drained.current_stream,
+                )
+                candidate_ms = drained.drained_ms
         channel.send(
             "timing_end",
             shape=index,
@@ -268,21 +286,49 @@ def _poison_allocator(device: str, inputs: list[Any]) -> None:
 def _violations(outputs: list[Any], inputs: list[Any], pristine: list[Any]) -> list[str]:
     import torch
 
-    found = []
+    found = [
+        f"output {o} is not a tensor"
+        for o, out in enumerate(outputs)
+        if not isinstance(out, torch.Tensor)
+    ]
+    found += _aliases(outputs, inputs)
     tensors_in = [(i, x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
-    for o, out in enumerate(outputs):
-        if not isinstance(out, torch.Tensor):
-            found.append(f"output {o} is not a tensor")
-            continue
-        for i, x in tensors_in:
-            if out.numel() and x.numel() and _shares_memory(out, x):
-                found.append(f"output {o} aliases input {i}")
     for (i, x), before in zip(
         tensors_in, [p for p in pristine if isinstance(p, torch.Tensor)], strict=True
     ):
         if not _same_bytes(x, before):
             found.append(f"input {i} was modified in place")
     return found
+
+
+def _portable(output: Any) -> Any:
+    """On the CPU, and without the rest of a larger storage (an input it views, say), which
+    torch.save would otherwise write out whole."""
+    tensor = output.detach().cpu()
+    if tensor.untyped_storage().nbytes() > tensor.numel() * tensor.element_size():
+        return tensor.clone()
+    return tensor
+
+
+def _is_alias_violation(violation: str) -> bool:
+    return violation.startswith("output ") and " aliases input " in violation
+
+
+def _aliases(outputs: list[Any], inputs: list[Any]) -> list[str]:
+    """ "output o aliases input i" findings, in the same words for the candidate's outputs and
+    for the reference's, so that the verdict can excuse exactly the ones the reference shares."""
+    import torch
+
+    return [
+        f"output {o} aliases input {i}"
+        for o, out in enumerate(outputs)
+        for i, x in enumerate(inputs)
+        if isinstance(out, torch.Tensor)
+        and isinstance(x, torch.Tensor)
+        and out.numel()
+        and x.numel()
+        and _shares_memory(out, x)
+    ]
 
 
 def _same_bytes(a: Any, b: Any) -> bool:
@@ -320,8 +366,10 @@ def _judge(job: dict[str, Any]) -> None:
         model = reference.Model(*reference.get_init_inputs()).to(device).eval()
         for case_index, case in enumerate(_cases(shape_job)):
             inputs = case_inputs(reference, shape_job["shape"], case, device)
+            judged_inputs = [_clone(x) for x in inputs]
             with torch.no_grad():
-                expected = _as_list(model(*[_clone(x) for x in inputs]))
+                expected = _as_list(model(*judged_inputs))
+            reference_aliases = _aliases(expected, judged_inputs)
             if case.distribution != "problem" and not _all_finite(expected):
                 channel.send(
                     "judged",
@@ -329,6 +377,7 @@ def _judge(job: dict[str, Any]) -> None:
                     case=case_index,
                     skipped=True,
                     reason=f"reference is not finite on {case.distribution} inputs",
+                    reference_aliases=reference_aliases,
                 )
                 continue
             actual = _load_candidate_output(
@@ -351,6 +400,7 @@ def _judge(job: dict[str, Any]) -> None:
                 "reason": verdict.reason,
                 "max_abs_err": verdict.max_abs_err,
                 "max_rel_err": verdict.max_rel_err,
+                "reference_aliases": reference_aliases,
             }
             if verdict.correct and case_index == 0 and job["dtype"] == "float32":
                 message["precision"] = precision_report(model, inputs, expected, actual)

@@ -17,6 +17,8 @@ SOLUTIONS = HERE / "solutions"
 RELU_NONNEG = TASKS / "relu_nonneg"
 SILU_LOOSE = TASKS / "silu_loose"
 SOFTMAX_WIDE = TASKS / "softmax_wide"
+MATMUL_PLAIN = TASKS / "matmul_plain"
+TRANSPOSE_VIEW = TASKS / "transpose_view"
 
 # (solution, task, status, gate, gate passed, reason prefix, flag codes)
 FAILING = [
@@ -37,6 +39,14 @@ FAILING = [
         RELU_NONNEG,
         "correctness",
         "incorrect on shape {'N': 8192}: seed 0 (problem inputs): output 0 aliases input 0",
+    ),
+    (
+        "transpose_returns_view",
+        TRANSPOSE_VIEW,
+        "correctness",
+        # Shape {'M': 1, 'N': 48} passes: there the reference's output is a view too.
+        "incorrect on shape {'M': 16, 'N': 24}: seed 100 (problem inputs): "
+        "output 0 aliases input 0",
     ),
     (
         "modifies_input",
@@ -82,6 +92,9 @@ FLAGGED = [
     ("reads_outside_files", "silu", {"file_access"}, "/root/.ssh/id_rsa"),
     ("opens_network", "silu", {"network"}, "socket"),
     ("computes_in_fp16", SILU_LOOSE, {"precision_downgrade"}, "lower precision"),
+    # No forbidden ops on this task: the share of time in library calls is the only guard.
+    ("matmul_beside_decoy_kernel", MATMUL_PLAIN, {"library_work"}, "aten::matmul"),
+    ("matmul_token_epilogue", MATMUL_PLAIN, {"library_work"}, "aten::mm"),
 ]
 
 
