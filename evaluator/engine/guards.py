@@ -191,12 +191,12 @@ class TritonLaunches:
                 return original(self, *args, **kwargs)
             name = getattr(self.fn, "__name__", "triton_kernel")
             started = _clock_ns()
-            try:
-                with torch.profiler.record_function(OWN_LAUNCH_RANGE + name):
-                    return original(self, *args, **kwargs)
-            finally:
-                names.append(name)
-                durations.append(_clock_ns() - started)
+            with torch.profiler.record_function(OWN_LAUNCH_RANGE + name):
+                result = original(self, *args, **kwargs)
+            # A launch that raised ran nothing: it is no kernel of the solution's, as on a GPU.
+            names.append(name)
+            durations.append(_clock_ns() - started)
+            return result
 
         InterpretedFunction.run = run
 

@@ -38,7 +38,9 @@ def check(call):
 
 
 def test_a_torch_op_left_running_on_a_side_stream_is_caught():
-    x = torch.randn(1 << 26, device="cuda")
+    # Inputs from the CPU generator: a failed graph capture (as of this side stream) can leave
+    # the CUDA generator unusable for the rest of the process.
+    x = torch.randn(1 << 26).cuda()
     side = torch.cuda.Stream()
 
     def call(k):
@@ -53,7 +55,7 @@ def test_a_torch_op_left_running_on_a_side_stream_is_caught():
 
 
 def test_tiny_triton_kernel_and_torch_op_on_the_default_stream_are_not_flagged():
-    x = torch.randn(4096, device="cuda")
+    x = torch.randn(4096).cuda()
 
     def call(k):
         y = torch.empty_like(x)
@@ -72,7 +74,7 @@ def test_raw_launch_on_the_legacy_default_stream_is_not_flagged():
         }""",
         "add_two",
     )
-    x = torch.randn(4096, device="cuda")
+    x = torch.randn(4096).cuda()
 
     def call(k):
         y = torch.zeros_like(x)
