@@ -315,8 +315,8 @@ def _is_alias_violation(violation: str) -> bool:
 
 
 def _aliases(outputs: list[Any], inputs: list[Any]) -> list[str]:
-    """ "output o aliases input i" findings, in the same words for the candidate's outputs and
-    for the reference's, so that the verdict can excuse exactly the ones the reference shares."""
+    """Which output views which input, worded alike for the candidate's outputs and for the
+    reference's, so that the verdict can excuse exactly the aliases the reference shares."""
     import torch
 
     return [
