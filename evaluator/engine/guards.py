@@ -162,34 +162,117 @@ def default_allowed_roots(candidate_dir: Path) -> list[Path]:
     return sorted(roots)
 
 
+# Launched on the current stream just before forward() inside the profile: its stream is the
+# current stream as the profiler numbers streams (CUPTI ids, not cudaStream_t handles).
+STREAM_MARKER_KERNEL = "spin_kernel"
+# A range around each interpreted launch, so that the aten ops the interpreter itself calls are
+# nested under it and never named as the solution's library work.
+OWN_LAUNCH_RANGE = "arena.triton_launch::"
+# Taken before the solution loads: a solution that replaces the timer cannot move this one.
+_clock_ns = time.perf_counter_ns
+
+
 class TritonLaunches:
-    """Counts Triton kernel launches under the interpreter (CPU), where no profiler sees them."""
+    """Names and wall times of Triton launches under the interpreter (CPU), where no profiler
+    sees kernels."""
 
     def __init__(self) -> None:
         self.names: list[str] = []
+        self.durations_ns: list[int] = []
         try:
             from triton.runtime.interpreter import InterpretedFunction
         except ImportError:
             return
         original = InterpretedFunction.run
-        launches = self.names
+        names, durations = self.names, self.durations_ns
 
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if not kwargs.get("warmup"):
-                launches.append(getattr(self.fn, "__name__", "triton_kernel"))
-            return original(self, *args, **kwargs)
+            if kwargs.get("warmup"):
+                return original(self, *args, **kwargs)
+            name = getattr(self.fn, "__name__", "triton_kernel")
+            started = _clock_ns()
+            with torch.profiler.record_function(OWN_LAUNCH_RANGE + name):
+                result = original(self, *args, **kwargs)
+            # A launch that raised ran nothing: it is no kernel of the solution's, as on a GPU.
+            names.append(name)
+            durations.append(_clock_ns() - started)
+            return result
 
         InterpretedFunction.run = run
+
+    def since(self, start: int) -> list[tuple[str, float]]:
+        """(name, microseconds) of the launches after the first `start` ones."""
+        pairs = zip(self.names[start:], self.durations_ns[start:], strict=True)
+        return [(name, ns / 1000.0) for name, ns in pairs]
+
+
+@dataclass
+class KernelRun:
+    name: str
+    stream: int
+    device_us: float
 
 
 @dataclass
 class CallProfile:
     aten_ops: set[str]
-    kernels: set[str]
+    kernels: list[KernelRun] = field(default_factory=list)
+    # The current stream's profiler id; None where the marker kernel was not seen.
+    current_stream: int | None = None
+    wall_us: float = 0.0
+    # Top-level aten ops (not inside an interpreted launch) and their CPU time.
+    aten_us: dict[str, float] = field(default_factory=dict)
 
     def own_kernels(self, interpreter_launches: Iterable[str]) -> set[str]:
-        own = {k for k in self.kernels if not _is_library_kernel(k)}
+        own = {k.name for k in self.kernels if not _is_library_kernel(k.name)}
         return own | set(interpreter_launches)
+
+    def work_share(self, device: str, interpreted: list[tuple[str, float]]) -> "WorkShare":
+        if device == "cuda":
+            return _device_work_share(self.kernels)
+        return _interpreter_work_share(self.wall_us, interpreted, self.aten_us)
+
+
+@dataclass
+class WorkShare:
+    """Time in the solution's own kernels against time in library kernels and aten ops."""
+
+    own_us: float
+    library_us: float
+    # The largest library items, largest first, with their microseconds.
+    top_library: list[tuple[str, float]]
+
+    @property
+    def library_share(self) -> float:
+        total = self.own_us + self.library_us
+        return self.library_us / total if total > 0 else 0.0
+
+
+def _device_work_share(kernels: list[KernelRun]) -> WorkShare:
+    own = library = 0.0
+    per_library: dict[str, float] = {}
+    for kernel in kernels:
+        if _is_library_kernel(kernel.name):
+            library += kernel.device_us
+            per_library[kernel.name] = per_library.get(kernel.name, 0.0) + kernel.device_us
+        else:
+            own += kernel.device_us
+    return WorkShare(own, library, _largest(per_library))
+
+
+def _interpreter_work_share(
+    wall_us: float, interpreted: list[tuple[str, float]], aten_us: dict[str, float]
+) -> WorkShare:
+    """On CPU: forward()'s wall time outside interpreted launches is library and Python time.
+
+    The interpreter runs a kernel hundreds of times slower than a GPU would, so this only
+    catches solutions whose library calls dwarf even an interpreted kernel."""
+    own = sum(us for _, us in interpreted)
+    return WorkShare(own, max(0.0, wall_us - own), _largest(aten_us))
+
+
+def _largest(times_us: dict[str, float], count: int = 5) -> list[tuple[str, float]]:
+    return sorted(times_us.items(), key=lambda item: -item[1])[:count]
 
 
 def _is_library_kernel(name: str) -> bool:
@@ -204,16 +287,42 @@ def profile_call(fn: Callable[[], Any], device: str) -> tuple[Any, CallProfile]:
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
     with profile(activities=activities) as prof:
+        if device == "cuda":
+            torch.cuda._sleep(0)
+        started = _clock_ns()
         result = fn()
         if device == "cuda":
             torch.cuda.synchronize()
-    aten_ops, kernels = set(), set()
+        wall_us = (_clock_ns() - started) / 1000.0
+    aten_ops = {e.name for e in prof.events() if e.name.startswith("aten::")}
+    kernels, current = _kernel_runs(prof) if device == "cuda" else ([], None)
+    return result, CallProfile(aten_ops, kernels, current, wall_us, _top_level_aten_us(prof))
+
+
+def _kernel_runs(prof: Any) -> tuple[list[KernelRun], int | None]:
+    """Every device activity of the call in launch order, less the stream marker, and the
+    marker's stream: the first activity launched is the marker."""
+    events = [
+        e
+        for e in prof.profiler.kineto_results.events()
+        if e.device_type() == torch.profiler.DeviceType.CUDA
+    ]
+    events.sort(key=lambda e: e.correlation_id())
+    current = None
+    if events and STREAM_MARKER_KERNEL in events[0].name():
+        current = int(events.pop(0).device_resource_id())
+    runs = [
+        KernelRun(e.name(), int(e.device_resource_id()), e.duration_ns() / 1000.0) for e in events
+    ]
+    return runs, current
+
+
+def _top_level_aten_us(prof: Any) -> dict[str, float]:
+    times: dict[str, float] = {}
     for event in prof.events():
-        if event.device_type == torch.profiler.DeviceType.CUDA:
-            kernels.add(event.name)
-        elif event.name.startswith("aten::"):
-            aten_ops.add(event.name)
-    return result, CallProfile(aten_ops, kernels)
+        if event.name.startswith("aten::") and event.cpu_parent is None:
+            times[event.name] = times.get(event.name, 0.0) + float(event.cpu_time_total)
+    return times
 
 
 def live_threads() -> set[int]:

@@ -10,6 +10,13 @@ from evaluator.engine.taskspec import TaskSpec
 # precision than the task's dtype (fp32 reference error is ~1e-7; bf16 arithmetic gives ~1e-3).
 PRECISION_RATIO = 50.0
 PRECISION_FLOOR = 1e-5
+# Above this share of forward()'s time on a visible shape (device time on a GPU, wall time under
+# the CPU interpreter) in library kernels and aten ops, its own kernels are not what does the
+# task's work: flag library_work.
+LIBRARY_SHARE_LIMIT = 0.5
+# Library time below this is fixed cost (a fill, a launch), not the task's work.
+LIBRARY_FLOOR_US = 20.0
+NAMED_SHARE = 0.1
 
 
 def _by_case(outcome: Outcome, event: str) -> dict[tuple[int, int], dict[str, Any]]:
@@ -43,14 +50,22 @@ def _shape_failure(
         report = reports.get((index, case_index))
         if report is None:
             return "not run: the solution's process ended before this shape"
-        if report["violations"]:
-            return f"{label}: {report['violations'][0]}"
         verdict = judged.get((index, case_index))
+        violations = _unexcused(report["violations"], verdict)
+        if violations:
+            return f"{label}: {violations[0]}"
         if verdict is None:
             return f"{label}: not judged"
         if not verdict.get("skipped") and not verdict["correct"]:
             return f"{label}: {verdict['reason']}"
     return None
+
+
+def _unexcused(violations: list[str], verdict: dict[str, Any] | None) -> list[str]:
+    """Violations less the aliases that the reference's own output has on the same case (a
+    transpose of a one-row matrix is a view): the judge reports those, never the candidate."""
+    excused = set(verdict.get("reference_aliases", [])) if verdict else set()
+    return [v for v in violations if v not in excused]
 
 
 def collect_flags(
@@ -63,6 +78,9 @@ def collect_flags(
 
     for message in candidate.messages:
         _flags_from_candidate(message, spec, add)
+    library = _library_work(candidate, result)
+    if library:
+        add("library_work", library)
     if candidate.leftover_processes:
         add(
             "background_process",
@@ -77,6 +95,30 @@ def collect_flags(
                 f"reference's is {precision['reference_err']:.2e}: computed in a lower precision",
             )
     return list(flags.values())
+
+
+def _library_work(candidate: Outcome, result: EvalResult) -> str | None:
+    """The library_work finding from the profiled case of each visible shape. A solution with
+    no kernel of its own is no_own_kernel instead."""
+    for message in candidate.messages:
+        if message["event"] != "case" or not message.get("seen", True):
+            continue
+        if "library_us" not in message or not message["own_kernels"]:
+            continue
+        own_us, library_us = message["own_us"], message["library_us"]
+        if library_us <= LIBRARY_FLOOR_US or library_us <= LIBRARY_SHARE_LIMIT * (
+            own_us + library_us
+        ):
+            continue
+        top = message["top_library"]
+        # Named: the items that carry the time, not the allocations beside them.
+        named = "; ".join(n[:120] for n, us in top[:3] if us >= NAMED_SHARE * top[0][1])
+        shape = result.per_shape[message["shape"]].shape
+        return (
+            f"on shape {shape}, {library_us / (own_us + library_us):.0%} of forward()'s time "
+            f"was spent outside its own kernels, mostly in: {named or 'Python code'}"
+        )
+    return None
 
 
 def _flags_from_candidate(message: dict[str, Any], spec: TaskSpec, add: Any) -> None:
@@ -100,11 +142,18 @@ def _flags_from_candidate(message: dict[str, Any], spec: TaskSpec, add: Any) -> 
     elif event == "case":
         _flags_from_case(message, spec, add)
     elif event == "side_stream":
-        add(
-            "side_stream_work",
-            "work continued on another stream after forward() returned; "
-            "the reported time drains the whole device instead",
-        )
+        add("side_stream_work", _side_stream_message(message))
+
+
+def _side_stream_message(message: dict[str, Any]) -> str:
+    streams = message.get("kernel_streams") or []
+    current = message.get("current_stream")
+    others = [s for s in streams if s != current]
+    where = f" (kernels on stream {others} while the current stream is {current})" if others else ""
+    return (
+        f"work continued on another stream after forward() returned{where}; "
+        "the reported time drains the whole device instead"
+    )
 
 
 def _flags_from_case(message: dict[str, Any], spec: TaskSpec, add: Any) -> None:

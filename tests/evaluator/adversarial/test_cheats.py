@@ -17,6 +17,8 @@ SOLUTIONS = HERE / "solutions"
 RELU_NONNEG = TASKS / "relu_nonneg"
 SILU_LOOSE = TASKS / "silu_loose"
 SOFTMAX_WIDE = TASKS / "softmax_wide"
+MATMUL_PLAIN = TASKS / "matmul_plain"
+TRANSPOSE_VIEW = TASKS / "transpose_view"
 
 # (solution, task, status, gate, gate passed, reason prefix, flag codes)
 FAILING = [
@@ -37,6 +39,14 @@ FAILING = [
         RELU_NONNEG,
         "correctness",
         "incorrect on shape {'N': 8192}: seed 0 (problem inputs): output 0 aliases input 0",
+    ),
+    (
+        "transpose_returns_view",
+        TRANSPOSE_VIEW,
+        "correctness",
+        # Shape {'M': 1, 'N': 48} passes: there the reference's output is a view too.
+        "incorrect on shape {'M': 16, 'N': 24}: seed 100 (problem inputs): "
+        "output 0 aliases input 0",
     ),
     (
         "modifies_input",
@@ -75,13 +85,22 @@ FAILING = [
 FLAGGED = [
     ("patches_comparison", "silu", {"tampering"}, "torch.allclose, torch.testing.assert_close"),
     ("patches_timer", "silu", {"tampering"}, "torch.cuda.Event.elapsed_time"),
-    ("falls_back_to_torch", "silu", {"exception_fallback", "forbidden_op"}, "aten::silu"),
+    (
+        "falls_back_to_torch",
+        "silu",
+        # Its launch raises every time: no kernel of its own ever ran.
+        {"exception_fallback", "forbidden_op", "no_own_kernel"},
+        "aten::silu",
+    ),
     ("torch_only_forbidden", "silu", {"forbidden_op", "no_own_kernel"}, "aten::sigmoid"),
     ("torch_only_composite", "silu", {"no_own_kernel"}, "no kernel of its own"),
     ("leaves_thread_running", "silu", {"background_thread"}, "still running"),
     ("reads_outside_files", "silu", {"file_access"}, "/root/.ssh/id_rsa"),
     ("opens_network", "silu", {"network"}, "socket"),
     ("computes_in_fp16", SILU_LOOSE, {"precision_downgrade"}, "lower precision"),
+    # No forbidden ops on this task: the share of time in library calls is the only guard.
+    ("matmul_beside_decoy_kernel", MATMUL_PLAIN, {"library_work"}, "aten::matmul"),
+    ("matmul_token_epilogue", MATMUL_PLAIN, {"library_work"}, "aten::mm"),
 ]
 
 

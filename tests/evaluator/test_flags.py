@@ -1,0 +1,184 @@
+"""The decisions behind side_stream_work, library_work and excused aliases, on made-up reports.
+
+The measurements themselves run in tests/evaluator/gpu (CUDA) and in the adversarial suite
+(the interpreter on CPU); here each rule meets the numbers an H100 gave.
+"""
+
+from evaluator.engine.guards import KernelRun, WorkShare, _device_work_share
+from evaluator.engine.guards import _interpreter_work_share as interpreter_work_share
+from evaluator.engine.result import EvalResult, ShapeRow
+from evaluator.engine.sandbox import Outcome
+from evaluator.engine.taskspec import load_task
+from evaluator.engine.timing import side_stream_suspected
+from evaluator.engine.verdicts import collect_flags, shape_failures
+
+# Profiler stream ids as CUPTI numbers them on an H100: 7 is the legacy default stream.
+LEGACY, SIDE = 7, 13
+# A device synchronize inside the bracket, measured on an H100 with an empty call.
+SYNC_MS = 0.026
+
+
+def suspected(streams, current, stream_ms, drained_ms, sync_ms=SYNC_MS):
+    return side_stream_suspected(
+        kernel_streams=streams,
+        current_stream=current,
+        stream_median_ms=stream_ms,
+        drained_median_ms=drained_ms,
+        sync_ms=sync_ms,
+    )
+
+
+def test_a_few_microsecond_kernel_on_the_default_stream_is_not_side_stream_work():
+    # Measured: a 4096-element add, 4.0 us on the stream and 29.9 us drained, as a raw
+    # <<<>>> launch and as a torch op. The sync alone is 26 us: nothing was hidden.
+    assert not suspected([LEGACY], LEGACY, 0.0040, 0.0299)
+    assert not suspected([LEGACY, LEGACY], LEGACY, 0.0040, 0.0287)
+
+
+def test_work_left_running_on_another_stream_is_side_stream_work():
+    # cuBLAS on a stream of its own: the current stream sees a launch, the device a matmul.
+    assert suspected([SIDE], LEGACY, 0.006, 2.4)
+    # Even a short kernel, once another stream is seen, counts above ten microseconds.
+    assert suspected([LEGACY, SIDE], LEGACY, 0.004, 0.055)
+
+
+def test_another_stream_that_the_current_one_waits_for_is_not_flagged():
+    # A side stream joined back before returning: drained time is the stream time plus the sync.
+    assert not suspected([LEGACY, SIDE], LEGACY, 0.0487, 0.0487 + SYNC_MS + 0.004)
+
+
+def test_on_the_current_stream_only_a_gap_no_sync_jitter_explains_counts():
+    # No other stream in the profile (a solution may hide its streams from the profiler):
+    # a quarter of a millisecond hidden still counts, tens of microseconds do not.
+    assert not suspected([LEGACY], LEGACY, 0.004, 0.004 + SYNC_MS + 0.1)
+    assert suspected([LEGACY], LEGACY, 0.004, 3.0)
+
+
+def test_unknown_streams_leave_the_decision_to_the_timing():
+    assert suspected([LEGACY], None, 0.004, 0.06)
+    assert not suspected([], None, 0.004, 0.032)
+
+
+def test_device_time_in_library_kernels_is_the_library_share():
+    share = _device_work_share(
+        [
+            KernelRun("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", LEGACY, 900.0),
+            KernelRun("my_bias_kernel", LEGACY, 10.0),
+            KernelRun("Memset (Device)", LEGACY, 2.0),
+        ]
+    )
+    assert share.own_us == 10.0
+    assert share.library_us == 902.0
+    assert share.library_share > 0.98
+    assert share.top_library[0][0].startswith("sm90_xmma_gemm")
+
+
+def test_an_allocation_fill_beside_an_honest_kernel_is_a_minority():
+    fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
+    share = _device_work_share(
+        [KernelRun(fill, LEGACY, 3.1), KernelRun("elementwise_add_kernel", LEGACY, 9.5)]
+    )
+    assert share.library_share < 0.5
+
+
+def test_under_the_interpreter_time_outside_launches_is_library_time():
+    share = interpreter_work_share(12_000.0, [("zero_scratch", 1_500.0)], {"aten::matmul": 10e3})
+    assert (share.own_us, share.library_us) == (1_500.0, 10_500.0)
+    assert share.top_library == [("aten::matmul", 10e3)]
+    assert WorkShare(0.0, 0.0, []).library_share == 0.0
+
+
+SILU = load_task("silu")
+
+
+def flag_codes(messages, shapes=({"N": 4096},)):
+    result = EvalResult(per_shape=[ShapeRow(shape=dict(s), seen=True) for s in shapes])
+    candidate = Outcome(0, False, 1.0, messages=[{"event": "case", **m} for m in messages])
+    return {
+        f.code: f.message for f in collect_flags(SILU, result, candidate, Outcome(0, False, 1.0))
+    }
+
+
+def profiled(shape, own_us, library_us, own=("silu_kernel",), top=(("aten::mm", 1.0),)):
+    return {
+        "shape": shape,
+        "case": 0,
+        "seen": True,
+        "violations": [],
+        "aten_ops": [],
+        "own_kernels": list(own),
+        "own_us": own_us,
+        "library_us": library_us,
+        "top_library": [list(t) for t in top],
+    }
+
+
+def test_library_work_names_the_shape_and_the_kernels_that_carry_the_time():
+    top = (("sm90_xmma_gemm", 800.0), ("aten::empty", 1.0))
+    flags = flag_codes(
+        [profiled(0, 100.0, 50.0), profiled(1, 100.0, 801.0, top=top)], [{"N": 1}, {"N": 2}]
+    )
+    assert "library_work" in flags
+    assert flags["library_work"].startswith("on shape {'N': 2}, 89% of forward()'s time")
+    assert "sm90_xmma_gemm" in flags["library_work"]
+    assert "aten::empty" not in flags["library_work"]
+
+
+def test_library_work_spares_fixed_costs_and_solutions_without_kernels():
+    assert "library_work" not in flag_codes([profiled(0, 2.0, 15.0)])
+    assert "library_work" not in flag_codes([profiled(0, 600.0, 400.0)])
+    # No kernel of its own at all is no_own_kernel's finding, not library_work's.
+    assert set(flag_codes([profiled(0, 0.0, 900.0, own=())])) == {"no_own_kernel"}
+
+
+def test_unseen_shapes_do_not_count_towards_library_work():
+    message = dict(profiled(0, 10.0, 900.0), seen=False)
+    assert "library_work" not in flag_codes([message])
+
+
+def failures(violations, reference_aliases):
+    shapes = [{"shape": {"M": 1}, "seen": True, "cases": [{"seed": 0, "distribution": "problem"}]}]
+    candidate = Outcome(
+        0, False, 1.0, messages=[{"event": "case", "shape": 0, "case": 0, "violations": violations}]
+    )
+    judged = {"event": "judged", "shape": 0, "case": 0, "correct": True, "reason": ""}
+    judge = Outcome(0, False, 1.0, messages=[dict(judged, reference_aliases=reference_aliases)])
+    return shape_failures(shapes, candidate, judge)[0]
+
+
+def test_an_alias_that_the_reference_has_too_is_excused():
+    assert failures(["output 0 aliases input 0"], ["output 0 aliases input 0"]) is None
+
+
+def test_an_alias_the_reference_does_not_have_fails():
+    reason = failures(["output 0 aliases input 0"], [])
+    assert reason == "seed 0 (problem inputs): output 0 aliases input 0"
+    # The reference aliasing another input excuses nothing else.
+    assert failures(["output 0 aliases input 1"], ["output 0 aliases input 0"]) is not None
+
+
+def test_an_excused_alias_does_not_excuse_an_input_modified_in_place():
+    reason = failures(
+        ["output 0 aliases input 0", "input 0 was modified in place"], ["output 0 aliases input 0"]
+    )
+    assert reason == "seed 0 (problem inputs): input 0 was modified in place"
+
+
+def test_the_reference_as_its_own_solution_is_not_overfit_where_its_output_is_a_view():
+    from pathlib import Path
+
+    from evaluator.engine import EvaluateOptions, evaluate
+
+    here = Path(__file__).resolve().parent
+    result = evaluate(
+        here / "tasks" / "transpose_view",
+        here / "solutions" / "transpose_reference.py",
+        "cpu",
+        EvaluateOptions(timeout_s=120, hidden_seed="views"),
+    )
+    assert result.status == "passed", result.gates
+    assert all(row.correct for row in result.per_shape), result.per_shape
+    # Visible shape M = 1 and, with this seed, unseen shapes with a side of 1 return views.
+    assert sum(1 in row.shape.values() for row in result.per_shape if not row.seen) >= 1
+    assert result.gates["generalization"].passed is True
+    assert [flag.code for flag in result.flags] == ["no_own_kernel"]
