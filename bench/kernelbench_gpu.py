@@ -108,16 +108,18 @@ def examples(tree: Path) -> list[tuple[Path, Path, dict[str, Any]]]:
 
 
 def sweep_sample(tree: Path, count: int) -> list[Path]:
-    """Problems spread evenly over each level, in a fixed order (reproducible)."""
-    chosen = []
+    """Problems spread evenly over each level, the levels taken in turn, in a fixed order
+    (reproducible; a run cut short still holds every level)."""
+    per_level = []
     for level, share in SWEEP_SHARE.items():
         problems = sorted(
             (tree / "KernelBench" / level).glob("*.py"), key=lambda p: int(p.name.split("_")[0])
         )
         take = max(1, round(count * share))
         step = len(problems) / take
-        chosen += [problems[int(i * step)] for i in range(take)]
-    return chosen
+        per_level.append([problems[int(i * step)] for i in range(take)])
+    longest = max(len(chosen) for chosen in per_level)
+    return [chosen[i] for i in range(longest) for chosen in per_level if i < len(chosen)]
 
 
 def reference_as_solution(problem: Path, folder: Path) -> Path:
