@@ -162,6 +162,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> int:
+    global DEVICE, UNSEEN
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
@@ -175,7 +176,6 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
     parser.add_argument("--unseen", type=int, default=UNSEEN, help="unseen shapes per problem")
     args = parser.parse_args()
-    global DEVICE, UNSEEN
     DEVICE, UNSEEN = args.device, args.unseen
     started, rows = time.monotonic(), []
     parts = args.parts.split(",")
