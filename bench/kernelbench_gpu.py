@@ -17,10 +17,11 @@ Results are written after every evaluation, so a run cut short keeps what it gra
 
 import argparse
 import json
+import multiprocessing
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,12 @@ def summarize(result: Any, **extra: Any) -> dict[str, Any]:
         "ranked": data["ranked"],
         "flags": {f["code"]: f["message"][:300] for f in data["flags"]},
         "gates": {name: [g["passed"], g["reason"][:400]] for name, g in data["gates"].items()},
+        # What a failed or erroring gate says of its cause, and the end of the child's log.
+        "causes": {
+            name: {k: str(g["detail"].get(k, ""))[-1500:] for k in ("error", "log")}
+            for name, g in data["gates"].items()
+            if g["passed"] is False or (g["passed"] is None and "error" in g["detail"])
+        },
         "shapes": [
             {"shape": r["shape"], "seen": r["seen"], "correct": r["correct"], "reason": r["reason"]}
             for r in data["per_shape"]
@@ -161,6 +168,22 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def run_job(
+    job: tuple[Path, Path, dict[str, Any]],
+    started: float,
+    deadline_s: float,
+    device: str,
+    unseen: int,
+) -> dict[str, Any] | None:
+    global DEVICE, UNSEEN
+    DEVICE, UNSEEN = device, unseen
+    if time.monotonic() - started > deadline_s:
+        return None
+    row = grade(job[0], job[1], **job[2])
+    print(f"{row['part']} {row['name']}: {row['status']} {row['wall_s']} s", flush=True)
+    return row
+
+
 def main() -> int:
     global DEVICE, UNSEEN
     parser = argparse.ArgumentParser()
@@ -189,15 +212,15 @@ def main() -> int:
                 solution = reference_as_solution(problem, Path(folder))
                 jobs.append((problem, solution, {"part": "sweep", "name": name}))
 
-        def run(job: tuple[Path, Path, dict[str, Any]]) -> dict[str, Any] | None:
-            if time.monotonic() - started > args.deadline_s:
-                return None
-            row = grade(job[0], job[1], **job[2])
-            print(f"{row['part']} {row['name']}: {row['status']} {row['wall_s']} s", flush=True)
-            return row
-
-        with ThreadPoolExecutor(max_workers=args.workers) as pool:
-            for row in pool.map(run, jobs):
+        # One process per evaluation, as one worker process grades one submission at a time:
+        # the grading parent holds per-process state (loaded references, torch's device mode).
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=args.workers, mp_context=spawn) as pool:
+            futures = [
+                pool.submit(run_job, job, started, args.deadline_s, DEVICE, UNSEEN) for job in jobs
+            ]
+            for future in futures:
+                row = future.result()
                 if row is not None:
                     rows.append(row)
                     write(args.out, rows, started)

@@ -597,11 +597,12 @@ def _meta_footprint(reference: Any, shape: dict[str, int]) -> tuple[int | None, 
     device (shapes and dtypes only, no memory); the exception where it does not run there."""
     import torch
 
+    from evaluator.engine.kbproblem import on_meta
     from evaluator.engine.modules import apply_shape
 
     try:
         apply_shape(reference, shape)
-        with torch.device("meta"), torch.no_grad():
+        with on_meta(), torch.no_grad():
             model = reference.Model(*reference.get_init_inputs())
             inputs = list(reference.get_inputs())
             outputs = _as_list(model(*inputs))

@@ -13,17 +13,19 @@ and no compute: meta tensors have shapes but no data.
 """
 
 import ast
+import contextlib
 import math
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from evaluator.engine.constants import Constant, execute_with, module_constants
@@ -38,6 +40,35 @@ HIGH_FACTOR = 2  # ... and up to twice their visible value
 SLOW_FORWARD_S = 3.0
 _MAX_STEP_PROBES = 8
 NOTHING_TO_VARY = "the problem has nothing to vary"
+
+
+class _StayOnMeta(TorchFunctionMode):
+    """Problems move what they make with `.cuda()`, `.cpu()` or `.to("cuda")`; a meta tensor
+    has no data to copy, so there it stays where it is (a dtype asked for is still applied)."""
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        kwargs = dict(kwargs or {})
+        tensor = args[0] if args else None
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_meta:
+            return func(*args, **kwargs)
+        if func in (torch.Tensor.cuda, torch.Tensor.cpu):
+            return tensor
+        if func is torch.Tensor.to:
+            convert: Any = func
+            kwargs.pop("device", None)
+            rest = [a.dtype if isinstance(a, torch.Tensor) else a for a in args[1:]]
+            rest = [a for a in rest if not isinstance(a, (str, torch.device, int))]
+            return convert(tensor, *rest, **kwargs) if rest or "dtype" in kwargs else tensor
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def on_meta() -> Iterator[None]:
+    """Tensors made inside are meta tensors, and stay meta when the problem moves them."""
+    with torch.device("meta"), _StayOnMeta():
+        yield
 
 
 class ProblemError(ValueError):
@@ -95,19 +126,19 @@ class _Problem:
         """(shapes of get_inputs(), values of get_init_inputs()) for these constants."""
         self.execute(values)
         torch.manual_seed(0)
-        with torch.device("meta"):
+        with on_meta():
             return _describe(self.module.get_inputs()), _describe(self.module.get_init_inputs())
 
     def build(self) -> tuple[torch.nn.Module, list[Any]]:
         torch.manual_seed(0)
         init_inputs = list(self.module.get_init_inputs())
         if self.build_on_meta:
-            with torch.device("meta"):
+            with on_meta():
                 model = self.module.Model(*init_inputs)
         else:
             # Some constructors read values (`x.item()`): build real, then keep only shapes.
             model = self.module.Model(*init_inputs).to("meta")
-        with torch.device("meta"):
+        with on_meta():
             inputs = list(self.module.get_inputs())
         return model.eval(), inputs
 
@@ -118,7 +149,8 @@ class _Problem:
             with warnings.catch_warnings(), torch.no_grad():
                 warnings.simplefilter("ignore")
                 model, inputs = self.build()
-                output = model(*inputs) if self.run_forward else None
+                with on_meta():
+                    output = model(*inputs) if self.run_forward else None
         except Exception:
             return False  # any failure means: not a shape the reference runs
         # The meta device does not check everything: a convolution wider than its input gives
@@ -300,7 +332,7 @@ def count_work(path: Path, tree: ast.Module) -> dict[str, Any]:
 def _count(problem: _Problem) -> dict[str, Any]:
     model, inputs = problem.build()
     counter = FlopCounterMode(display=False)
-    with warnings.catch_warnings(), torch.no_grad(), counter:
+    with warnings.catch_warnings(), torch.no_grad(), on_meta(), counter:
         warnings.simplefilter("ignore")
         output = model(*inputs)
     outputs = list(output) if isinstance(output, (list, tuple)) else [output]
