@@ -197,7 +197,8 @@ def _atol_scale(rms: float) -> float:
 
 
 def relative_l2(a: torch.Tensor, b: torch.Tensor) -> float:
-    a64, b64 = a.to(torch.float64), b.to(torch.float64)
+    # The candidate's outputs arrive on the host (outputs.py); the reference's are on the device.
+    a64, b64 = a.to(device=b.device, dtype=torch.float64), b.to(torch.float64)
     denominator = float(b64.norm())
     return float((a64 - b64).norm()) / denominator if denominator > 0 else float((a64).norm())
 
