@@ -16,19 +16,12 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
+from evaluator.engine.formulas import BINARY_OPERATORS
+
 # Bounds on what the evaluator computes, so a hostile or odd constant cannot hang the import.
 _MAX_EXPONENT = 64
 _MAX_ITEMS = 64
 
-_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
@@ -125,12 +118,12 @@ def _value(node: ast.expr, known: Mapping[str, Constant], uses: list[bool]) -> A
         return tuple(items) if isinstance(node, ast.Tuple) else items
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_number(_value(node.operand, known, uses)))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
         left = _number(_value(node.left, known, uses))
         right = _number(_value(node.right, known, uses))
         if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
             raise _NotConstant("exponent too large")
-        return _BINARY[type(node.op)](left, right)
+        return BINARY_OPERATORS[type(node.op)](left, right)
     raise _NotConstant(type(node).__name__)
 
 

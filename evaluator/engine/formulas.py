@@ -10,8 +10,10 @@ import functools
 import math
 import operator
 from collections.abc import Callable, Mapping
+from typing import Any, cast
 
-_BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
+# Also the arithmetic of module constants (constants.py).
+BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -105,7 +107,7 @@ def _syntax(expression: str, what: str) -> ast.Expression:
 
 
 def _is_arithmetic(node: ast.AST) -> bool:
-    return isinstance(node, (*_ARITHMETIC_NODES, *_BINARY, *_UNARY))
+    return isinstance(node, (*_ARITHMETIC_NODES, *BINARY_OPERATORS, *_UNARY))
 
 
 def _evaluate(node: ast.expr, expression: str, dims: Mapping[str, int | float]) -> float:
@@ -119,13 +121,13 @@ def _evaluate(node: ast.expr, expression: str, dims: Mapping[str, int | float]) 
         return dims[node.id]
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_evaluate(node.operand, expression, dims))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
         left = _evaluate(node.left, expression, dims)
         right = _evaluate(node.right, expression, dims)
         if isinstance(node.op, ast.Pow):
             _check_power(left, right, expression)
         try:
-            return _BINARY[type(node.op)](left, right)
+            return cast(float, BINARY_OPERATORS[type(node.op)](left, right))
         except ZeroDivisionError:
             raise FormulaError(f"{expression!r}: division by zero") from None
     raise FormulaError(f"{expression!r}: unsupported expression")

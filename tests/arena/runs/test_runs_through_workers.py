@@ -14,6 +14,7 @@ from arena.runs import attempt_box, run_create, run_folder
 from evaluator.models import Evaluation
 from tests.api.factories import client_with_token, token_create, upload
 from tests.arena.runs.conftest import command_agent, make_agent, start_worker, wait_for_status
+from tests.processes import processes_called
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -151,10 +152,10 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     )
     assert response.status_code == 201, response.content
     submission = Submission.objects.get(pk=response.json()["id"])
-    wait_for(lambda: _processes_called(name), timeout_s=60, what="the candidate to start")
+    wait_for(lambda: processes_called(name), timeout_s=60, what="the candidate to start")
     assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"
     first.kill()
-    wait_for(lambda: not _processes_called(name), timeout_s=15, what="the candidate to end")
+    wait_for(lambda: not processes_called(name), timeout_s=15, what="the candidate to end")
     assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"  # stuck
     # Its message died with the worker (file broker) or waits hours for redelivery (Redis):
     # the new worker's sweep finds the lease run out and grades it again, in the same row.
@@ -167,17 +168,3 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     assert (evaluation.status, evaluation.attempts) == ("timeout", 2)
     assert evaluation.result["gates"]["compile"]["reason"] == "timed out after 8 s"
     assert Submission.objects.filter(run=run).count() == 1
-
-
-def _processes_called(name: str) -> list[str]:
-    """Live processes named `name` (prctl PR_SET_NAME, kept across fork), in any namespace."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            called = (entry / "comm").read_text().strip()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if called == name and state != "Z":
-            found.append(entry.name)
-    return found

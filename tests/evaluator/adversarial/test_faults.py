@@ -9,6 +9,7 @@ import pytest
 
 from evaluator.engine import EvaluateOptions, evaluate, load_task
 from evaluator.engine.sandbox import bwrap_usable
+from tests.processes import processes_called
 
 pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here")
 
@@ -36,27 +37,13 @@ def marked(tmp_path: Path, name: str) -> tuple[Path, str]:
     return solution, marker
 
 
-def survivors(marker: str) -> list[str]:
-    """Host processes, zombies aside, named with the marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            name = (entry / "comm").read_text().strip()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if name == marker and state != "Z":
-            found.append(entry.name)
-    return found
-
-
 def grade_alone(silu, tmp_path: Path, name: str, **options):
     """The solution's result, once nothing of it runs any more and an honest solution graded
     right after it has passed."""
     solution, marker = marked(tmp_path, name)
     broken = evaluate(silu, solution, "cpu", EvaluateOptions(timeout_s=120, **options))
     assert broken.status == "failed", broken.gates
-    assert survivors(marker) == []
+    assert processes_called(marker) == []
     honest = evaluate(silu, HONEST, "cpu", EvaluateOptions())
     assert (honest.status, honest.flags) == ("passed", []), honest.gates
     return broken
