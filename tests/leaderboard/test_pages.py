@@ -187,3 +187,10 @@ def test_transcript_link_is_reversed_when_the_run_has_a_trajectory():
 
     assert transcript_url(Run(pk=5, trajectory_id=7)) == "/runs/5/transcript"
     assert transcript_url(Run(pk=5)) is None
+
+
+def test_a_grader_error_is_shown_as_the_graders_not_scored_against_the_agent(client, board):
+    errored = make_run(board["fast_silu"].agent, board["fast_silu"].task, outcome="error")
+    page = html(client, f"/runs/{errored.pk}/")
+    assert "the grader failed, not the solution: not counted against the agent" in page
+    assert "reward -" not in page
