@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -207,9 +208,11 @@ def test_the_agent_process_gets_no_host_secrets(tmp_path, monkeypatch):
 
 
 def test_an_agent_past_its_time_is_killed_with_its_children(tmp_path):
-    command = ["sh", "-c", "sleep 300 & sleep 300"]
+    # A duration of this test's own, so that no other sleep on the machine is taken for ours.
+    seconds = f"300.{uuid.uuid4().int % 10**9:09d}"
+    command = ["sh", "-c", f"sleep {seconds} & sleep {seconds}"]
     outcome = agent_run(command=command, workspace=tmp_path, log_path=tmp_path / "log", timeout_s=1)
     assert outcome.timed_out is True
     assert outcome.duration_s < 30
-    left = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", f"sleep {seconds}"], capture_output=True, text=True)
     assert left.stdout.strip() == ""
