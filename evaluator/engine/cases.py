@@ -46,7 +46,7 @@ def case_inputs(module: ModuleType, shape: dict[str, int], case: Case, device: s
     apply_shape(module, shape)
     torch.manual_seed(case.seed)
     with torch.device(device):
-        inputs = [_to_device(x, device) for x in module.get_inputs()]
+        inputs = [to_device(x, device) for x in module.get_inputs()]
     generator = torch.Generator(device=device).manual_seed(case.seed + 7919)
     transform = _TRANSFORMS[case.distribution]
     return [transform(x, generator) if _is_float_tensor(x) else x for x in inputs]
@@ -59,7 +59,7 @@ def timing_input_sets(module: ModuleType, shape: dict[str, int], device: str) ->
     ]
 
 
-def _to_device(value: Any, device: str) -> Any:
+def to_device(value: Any, device: str) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 

@@ -242,11 +242,11 @@ class _Candidate:
         import torch
 
         from evaluator.engine import channel
-        from evaluator.engine.cases import TIMING_INPUT_SETS
+        from evaluator.engine.cases import TIMING_INPUT_SETS, to_device
         from evaluator.engine.timing import side_stream_check, time_interleaved
 
         model, reference_model = self._build(index, shape, timing=True)
-        sets = [[_to_device(x, self.device) for x in one_set] for one_set in host_sets]
+        sets = [[to_device(x, self.device) for x in one_set] for one_set in host_sets]
         channel.send("timing_begin", shape=index)
         with torch.no_grad():
             timings = time_interleaved(
@@ -288,12 +288,6 @@ def _to_host(value: Any) -> Any:
     import torch
 
     return value.cpu() if isinstance(value, torch.Tensor) else value
-
-
-def _to_device(value: Any, device: str) -> Any:
-    import torch
-
-    return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
 def _release_device_memory(device: str) -> None:
@@ -570,7 +564,7 @@ def _measured_peak_bytes(
     if device == "cuda":
         torch.cuda.synchronize()
         return int(torch.cuda.max_memory_allocated()) - base
-    return _tensor_bytes(model, inputs, outputs)
+    return _footprint_bytes(model, inputs, outputs)
 
 
 def _probe_shape(
@@ -608,7 +602,7 @@ def _meta_footprint(reference: Any, shape: dict[str, int]) -> tuple[int | None, 
             outputs = _as_list(model(*inputs))
     except Exception as exc:
         return None, exc
-    return _tensor_bytes(model, inputs, outputs), None
+    return _footprint_bytes(model, inputs, outputs), None
 
 
 def _meta_unsupported(error: Exception) -> bool:
@@ -617,11 +611,12 @@ def _meta_unsupported(error: Exception) -> bool:
     return isinstance(error, NotImplementedError) or "meta" in str(error).lower()
 
 
-def _tensor_bytes(model: Any, inputs: list[Any], outputs: list[Any]) -> int:
-    import torch
+def _footprint_bytes(model: Any, inputs: list[Any], outputs: list[Any]) -> int:
+    """Bytes of the reference's parameters, buffers, inputs and outputs, as the importer
+    counts a problem's bytes."""
+    from evaluator.engine.kbproblem import tensor_bytes
 
-    held = [*model.parameters(), *model.buffers(), *inputs, *outputs]
-    return sum(t.numel() * t.element_size() for t in held if isinstance(t, torch.Tensor))
+    return tensor_bytes([*model.parameters(), *model.buffers(), *inputs, *outputs])
 
 
 def _device_total_bytes(device: str, memory_cap_bytes: int | None) -> int:

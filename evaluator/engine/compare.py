@@ -94,10 +94,16 @@ def chunk_pairs(
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Matching flat slices of two same-shape tensors, the candidate's moved to the reference's
     device one slice at a time (never as a whole)."""
-    want_flat, got_flat = want.reshape(-1), got.reshape(-1)
-    for start in range(0, want_flat.numel(), max(1, chunk_elements)):
-        stop = start + chunk_elements
-        yield want_flat[start:stop], got_flat[start:stop].to(want.device)
+    for w, g in zip(_chunks(want, chunk_elements), _chunks(got, chunk_elements), strict=True):
+        yield w, g.to(want.device)
+
+
+def _chunks(tensor: torch.Tensor, chunk_elements: int) -> Iterator[torch.Tensor]:
+    """Flat slices of a tensor, chunk_elements at a time."""
+    flat = tensor.reshape(-1)
+    step = max(1, chunk_elements)
+    for start in range(0, flat.numel(), step):
+        yield flat[start : start + step]
 
 
 def _exactly_equal(want: torch.Tensor, got: torch.Tensor, chunk_elements: int) -> bool:
@@ -156,9 +162,8 @@ def _special_placement(want: torch.Tensor, got: torch.Tensor, chunk_elements: in
 def _finite_rms(want: torch.Tensor, chunk_elements: int) -> float:
     """RMS of the reference over all elements, non-finite ones counted as zero."""
     total = torch.zeros((), dtype=torch.float64, device=want.device)
-    flat = want.reshape(-1)
-    for start in range(0, flat.numel(), max(1, chunk_elements)):
-        w = _abs(flat[start : start + chunk_elements].to(_wide_dtype(want), copy=True))
+    for chunk in _chunks(want, chunk_elements):
+        w = _abs(chunk.to(_wide_dtype(want), copy=True))
         total += w.masked_fill_(~torch.isfinite(w), 0.0).square_().sum()
     return float((total / want.numel()).sqrt())
 

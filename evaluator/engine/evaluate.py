@@ -289,6 +289,7 @@ class _Evaluation:
         }
 
     def _memory_cap(self) -> int | None:
+        # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
         return self.options.memory_bytes if self.device == "cpu" else None
 
     def _probe(
@@ -378,8 +379,7 @@ class _Evaluation:
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""
-        # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
-        memory = self.options.memory_bytes if self.device == "cpu" else None
+        memory = self._memory_cap()
         # The judge and the probe run only our child and the task's reference, never the
         # candidate's code.
         sandbox = (

@@ -340,14 +340,15 @@ def _count(problem: _Problem) -> dict[str, Any]:
     floats = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()]
     dtype = str(floats[0].dtype).removeprefix("torch.") if floats else "float32"
     flops = counter.get_total_flops() or sum(_numel(t) for t in outputs)
-    return {"flops": int(flops), "bytes": _bytes(tensors), "dtype": dtype}
+    return {"flops": int(flops), "bytes": tensor_bytes(tensors), "dtype": dtype}
 
 
 def _numel(value: Any) -> int:
     return int(value.numel()) if isinstance(value, torch.Tensor) else 0
 
 
-def _bytes(tensors: list[Any]) -> int:
+def tensor_bytes(tensors: list[Any]) -> int:
+    """Bytes of the tensors among values, each tensor counted once."""
     seen: set[int] = set()
     total = 0
     for tensor in tensors:
