@@ -48,11 +48,12 @@ SWEEP_SHARE = {"level1": 0.45, "level2": 0.35, "level3": 0.20}
 
 
 UNSEEN = EvaluateOptions().unseen_count
+SHARE = 1.0
 
 
 def options() -> EvaluateOptions:
     # torch.compile baselines are not what this checks, and cost tens of seconds a problem.
-    return EvaluateOptions(compile_baseline=False, unseen_count=UNSEEN)
+    return EvaluateOptions(compile_baseline=False, unseen_count=UNSEEN, gpu_memory_share=SHARE)
 
 
 def summarize(result: Any, **extra: Any) -> dict[str, Any]:
@@ -135,21 +136,40 @@ def reference_as_solution(problem: Path, folder: Path) -> Path:
     return solution
 
 
-def write(out: Path, rows: list[dict[str, Any]], started: float) -> None:
+def write(out: Path, rows: list[dict[str, Any]], started: float, earlier: dict[str, Any]) -> None:
     import torch
 
+    call = {"command": " ".join(sys.argv), "elapsed_s": round(time.monotonic() - started, 1)}
+    calls = [*earlier.get("calls", []), call]
     out.write_text(
         json.dumps(
             {
                 "gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu",
                 "torch": torch.__version__,
-                "elapsed_s": round(time.monotonic() - started, 1),
+                "calls": calls,
                 "totals": totals(rows),
                 "rows": rows,
+                "superseded": earlier.get("superseded", []),
             },
             indent=2,
         )
     )
+
+
+def resumed(
+    out: Path, regrade: list[str], reason: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows of an earlier call's file, less those named to be graded again; these are kept
+    under "superseded" with the reason, never dropped."""
+    if not out.is_file():
+        return [], {}
+    earlier = json.loads(out.read_text())
+    rows = [r for r in earlier["rows"] if r["name"] not in regrade]
+    superseded = [
+        {**r, "superseded_because": reason} for r in earlier["rows"] if r["name"] in regrade
+    ]
+    calls = earlier.get("calls") or [{"elapsed_s": earlier.get("elapsed_s")}]
+    return rows, {"calls": calls, "superseded": [*earlier.get("superseded", []), *superseded]}
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -174,9 +194,10 @@ def run_job(
     deadline_s: float,
     device: str,
     unseen: int,
+    share: float,
 ) -> dict[str, Any] | None:
-    global DEVICE, UNSEEN
-    DEVICE, UNSEEN = device, unseen
+    global DEVICE, UNSEEN, SHARE
+    DEVICE, UNSEEN, SHARE = device, unseen, share
     if time.monotonic() - started > deadline_s:
         return None
     row = grade(job[0], job[1], **job[2])
@@ -185,7 +206,7 @@ def run_job(
 
 
 def main() -> int:
-    global DEVICE, UNSEEN
+    global DEVICE, UNSEEN, SHARE
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
@@ -198,9 +219,24 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
     parser.add_argument("--unseen", type=int, default=UNSEEN, help="unseen shapes per problem")
+    parser.add_argument(
+        "--memory-share",
+        type=float,
+        default=None,
+        help="the GPU memory share of each evaluation (default: 1 / workers)",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep --out's rows and grade only what it lacks"
+    )
+    parser.add_argument("--regrade", default="", help="names (comma-separated) to grade again")
+    parser.add_argument("--regrade-reason", default="", help="why, kept beside the old rows")
     args = parser.parse_args()
     DEVICE, UNSEEN = args.device, args.unseen
-    started, rows = time.monotonic(), []
+    SHARE = args.memory_share or 1.0 / max(1, args.workers)
+    regrade = [name for name in args.regrade.split(",") if name]
+    rows, earlier = resumed(args.out, regrade, args.regrade_reason) if args.resume else ([], {})
+    done = {row["name"] for row in rows}
+    started = time.monotonic()
     parts = args.parts.split(",")
     with tempfile.TemporaryDirectory() as folder:
         jobs = adversarial(args.tree) if "adversarial" in parts else []
@@ -212,19 +248,21 @@ def main() -> int:
                 solution = reference_as_solution(problem, Path(folder))
                 jobs.append((problem, solution, {"part": "sweep", "name": name}))
 
+        jobs = [job for job in jobs if job[2]["name"] not in done]
         # One process per evaluation, as one worker process grades one submission at a time:
         # the grading parent holds per-process state (loaded references, torch's device mode).
         spawn = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=args.workers, mp_context=spawn) as pool:
             futures = [
-                pool.submit(run_job, job, started, args.deadline_s, DEVICE, UNSEEN) for job in jobs
+                pool.submit(run_job, job, started, args.deadline_s, DEVICE, UNSEEN, SHARE)
+                for job in jobs
             ]
             for future in futures:
                 row = future.result()
                 if row is not None:
                     rows.append(row)
-                    write(args.out, rows, started)
-    write(args.out, rows, started)
+                    write(args.out, rows, started, earlier)
+    write(args.out, rows, started, earlier)
     for row in rows:
         if row["part"] != "sweep":
             print(

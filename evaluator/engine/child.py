@@ -25,6 +25,7 @@ def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     from evaluator.engine import channel
 
+    _hold_to_share(job)
     try:
         if job["role"] == "judge":
             _judge(job)
@@ -37,6 +38,15 @@ def main(job_path: str) -> int:
         return 3
     channel.send("done")
     return 0
+
+
+def _hold_to_share(job: dict[str, Any]) -> None:
+    """Where several evaluations share one GPU, each process allocates within its share."""
+    share = float(job.get("memory_share", 1.0))
+    if job["device"] == "cuda" and share < 1.0:
+        import torch
+
+        torch.cuda.set_per_process_memory_fraction(share)
 
 
 class _StageError(Exception):
@@ -70,6 +80,7 @@ class _Candidate:
     def __init__(self, job: dict[str, Any]) -> None:
         self.job = job
         self.device: str = job["device"]
+        self.share = float(job.get("memory_share", 1.0))
         self.io_dir = Path(job["io_dir"])
 
     def run(self) -> None:
@@ -106,7 +117,7 @@ class _Candidate:
             try:
                 self._time_shape(index, shape, host_sets)
             except Exception as exc:
-                raise _StageError("runtime", _describe(exc), index) from None
+                raise _runtime_error(exc, index, self.device, self.share) from None
             del host_sets
             _release_device_memory(self.device)
         self._report_tampering("run")
@@ -205,7 +216,7 @@ class _Candidate:
                 output = model(*inputs)
                 _sync(self.device)
         except BaseException as exc:
-            raise _StageError("runtime", _describe(exc), index) from None
+            raise _runtime_error(exc, index, self.device, self.share) from None
         outputs = _as_list(output)
         violations = _violations(outputs, inputs, pristine)
         report: dict[str, Any] = {
@@ -242,7 +253,7 @@ class _Candidate:
         import torch
 
         from evaluator.engine import channel
-        from evaluator.engine.cases import TIMING_INPUT_SETS, to_device
+        from evaluator.engine.cases import to_device
         from evaluator.engine.timing import side_stream_check, time_interleaved
 
         model, reference_model = self._build(index, shape, timing=True)
@@ -254,14 +265,14 @@ class _Candidate:
                     "candidate": lambda k: model(*sets[k]),
                     "eager": lambda k: reference_model(*sets[k]),
                 },
-                input_sets=TIMING_INPUT_SETS,
+                input_sets=len(sets),
                 device=self.device,
             )
         candidate_ms = timings.ms.get("candidate", [])
         if candidate_ms and not timings.graphs:
             with torch.no_grad():
                 drained = side_stream_check(
-                    lambda k: model(*sets[k]), input_sets=TIMING_INPUT_SETS, stream_ms=candidate_ms
+                    lambda k: model(*sets[k]), input_sets=len(sets), stream_ms=candidate_ms
                 )
             if drained is not None:
                 channel.send(
@@ -408,6 +419,41 @@ def _grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "_St
     return _StageError("judge", _describe(exc), index)
 
 
+def _runtime_error(
+    exc: BaseException, index: int, device: str, share: float = 1.0
+) -> "_StageError":
+    """The solution's failure while running, unless it ran out of device memory that other
+    processes on the GPU were holding: then the device was shared and the failure is not the
+    solution's (stage "device_busy", a grader error)."""
+    if device == "cuda" and _is_out_of_memory(exc):
+        busy = _device_contention(share)
+        if busy:
+            return _StageError("device_busy", f"{busy}; {_describe(exc)}", index)
+    return _StageError("runtime", _describe(exc), index)
+
+
+def _device_contention(share: float) -> str:
+    """What other processes held of the GPU, where that is more than their share and the reserve
+    the memory budget leaves for contexts and fragmentation (see feasibility.py); "" otherwise."""
+    import torch
+
+    from evaluator.engine.feasibility import RESERVE_BYTES
+
+    try:
+        free, total = torch.cuda.mem_get_info()
+    except Exception:  # the device itself failed: nothing to measure
+        return ""
+    own = int(torch.cuda.memory_reserved())
+    others = int(total) - int(free) - own
+    if others <= (1.0 - share) * int(total) + RESERVE_BYTES:
+        return ""
+    gib = 2**30
+    return (
+        f"other processes held {others / gib:.1f} GiB of the GPU's {total / gib:.1f} GiB "
+        f"while the solution held {own / gib:.1f} GiB"
+    )
+
+
 def _is_out_of_memory(exc: BaseException) -> bool:
     import torch
 
@@ -536,7 +582,9 @@ def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
                 "meta_supported": error is None,
             }
         _release_device_memory(device)
-    total = _device_total_bytes(device, job.get("memory_cap_bytes"))
+    total = _device_total_bytes(
+        device, job.get("memory_cap_bytes"), float(job.get("memory_share", 1.0))
+    )
     return {**best, "total_bytes": total, "budget_bytes": feasibility.budget_bytes(total)}
 
 
@@ -619,13 +667,13 @@ def _footprint_bytes(model: Any, inputs: list[Any], outputs: list[Any]) -> int:
     return tensor_bytes([*model.parameters(), *model.buffers(), *inputs, *outputs])
 
 
-def _device_total_bytes(device: str, memory_cap_bytes: int | None) -> int:
+def _device_total_bytes(device: str, memory_cap_bytes: int | None, share: float) -> int:
     import os
 
     import torch
 
     if device == "cuda":
-        return int(torch.cuda.get_device_properties(0).total_memory)
+        return int(torch.cuda.get_device_properties(0).total_memory * share)
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return min(physical, memory_cap_bytes) if memory_cap_bytes else physical
 
@@ -635,7 +683,6 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     import torch
 
     from evaluator.engine import channel
-    from evaluator.engine.cases import TIMING_INPUT_SETS
     from evaluator.engine.timing import time_interleaved
 
     calls = {"eager": lambda k: model(*sets[k])}
@@ -652,7 +699,7 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     if sota is not None:
         calls["sota"] = lambda k: sota.sota_forward(model, *sets[k])
     with torch.no_grad():
-        timings = time_interleaved(calls, input_sets=TIMING_INPUT_SETS, device="cuda")
+        timings = time_interleaved(calls, input_sets=len(sets), device="cuda")
     channel.send("baselines", shape=index, **{f"{k}_ms": v for k, v in timings.ms.items()})
 
 

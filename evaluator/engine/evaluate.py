@@ -74,6 +74,13 @@ class EvaluateOptions:
     # without it the candidate runs only in a sandbox that isolates, and grading stops with an
     # error where none works.
     allow_unisolated: bool = field(default_factory=unsafe_switch_on)
+    # The share of the GPU's memory one evaluation may use, where a host runs several at once on
+    # one GPU: the reference's memory budget is taken from it and each child is held to it.
+    gpu_memory_share: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.gpu_memory_share <= 1.0:
+            raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
 
 
 def resolve_device(device: str) -> str:
@@ -248,6 +255,9 @@ class _Evaluation:
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
         self.result.log = _log_tail(candidate.log_path)
+        busy = _device_busy(candidate)
+        if busy is not None:
+            return self._grader_error(*busy)
         if self._stopped_early(candidate):
             return None
         self._load_baselines()
@@ -271,6 +281,7 @@ class _Evaluation:
             task_version=self.spec.version_hash,
             device_name=str(self.result.environment.get("gpu") or self.device),
             memory_cap_bytes=self._memory_cap(),
+            memory_share=self.options.gpu_memory_share,
         )
         entry = cache_load(path).get(key)
         kept, rejected, unknown = _admit(pool, needed, entry)
@@ -370,7 +381,7 @@ class _Evaluation:
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
         job_path = workdir / "job.json"
-        job_path.write_text(json.dumps(job))
+        job_path.write_text(json.dumps({**job, "memory_share": self.options.gpu_memory_share}))
         extra = {
             "PYTHONPATH": str(ENGINE_ROOT),
             "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
@@ -539,6 +550,19 @@ class _Evaluation:
         """The grader's own failure: status "error", never counted against the solution."""
         self.result.gates[gate] = Gate(None, reason, detail)
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
+
+
+def _device_busy(outcome: Outcome) -> tuple[str, str, dict[str, Any]] | None:
+    """(gate, reason, detail) where the candidate ran out of GPU memory that other processes
+    held: the device was shared, so the run says nothing of the solution."""
+    for message in outcome.messages:
+        if message["event"] in ("error", "shape_error") and message.get("stage") == "device_busy":
+            reason = (
+                "grader error: the GPU ran out of memory while other processes held it: "
+                "this is not the solution's failure"
+            )
+            return "correctness", reason, {"error": message["message"][-4000:]}
+    return None
 
 
 class GraderError(Exception):

@@ -70,8 +70,10 @@ def cache_path() -> Path:
     return Path.home() / ".cache" / "kernel-arena" / "probes.json"
 
 
-def cache_key(*, task_version: str, device_name: str, memory_cap_bytes: int | None) -> str:
-    material = json.dumps([task_version, device_name, memory_cap_bytes])
+def cache_key(
+    *, task_version: str, device_name: str, memory_cap_bytes: int | None, memory_share: float = 1.0
+) -> str:
+    material = json.dumps([task_version, device_name, memory_cap_bytes, memory_share])
     return hashlib.sha256(material.encode()).hexdigest()
 
 

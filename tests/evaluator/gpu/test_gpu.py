@@ -3,6 +3,8 @@
 python -m pytest --noconftest -m gpu tests/evaluator/gpu
 """
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,61 @@ def test_patched_timer_is_flagged_on_gpu():
     codes = {flag.code for flag in result.flags}
     assert "tampering" in codes
     assert result.ranked is False
+
+
+SCRATCH_SILU = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        scratch = torch.empty({nbytes}, dtype=torch.uint8, device=x.device)
+        del scratch
+        return torch.nn.functional.silu(x)
+"""
+
+
+def scratch_solution(tmp_path: Path, gib: int) -> Path:
+    path = tmp_path / f"scratch_{gib}_gib.py"
+    path.write_text(SCRATCH_SILU.format(nbytes=gib * 2**30))
+    return path
+
+
+def test_out_of_memory_on_an_unshared_gpu_is_the_solutions_failure(tmp_path):
+    result = grade(scratch_solution(tmp_path, 4096))
+    assert result.status == "failed", result.gates
+    assert result.gates["correctness"].reason == "failed while running"
+    assert "OutOfMemoryError" in result.gates["correctness"].detail["error"]
+
+
+def test_out_of_memory_on_a_gpu_another_process_holds_is_a_grader_error(tmp_path):
+    # Another process takes all but 8 GiB of the GPU; the solution asks for 12 GiB.
+    free, _ = torch.cuda.mem_get_info()
+    hog = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, torch\n"
+            f"x = torch.empty({free - 8 * 2**30}, dtype=torch.uint8, device='cuda')\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert hog.stdout is not None and hog.stdout.readline().strip() == "held"
+        result = grade(scratch_solution(tmp_path, 12))
+    finally:
+        hog.kill()
+        hog.wait()
+    gate = result.gates["correctness"]
+    assert result.status == "error", result.gates
+    assert result.ranked is False
+    assert gate.reason == (
+        "grader error: the GPU ran out of memory while other processes held it: "
+        "this is not the solution's failure"
+    )
+    assert "other processes held" in gate.detail["error"]
