@@ -698,9 +698,19 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     sota = _sota_module(job)
     if sota is not None:
         calls["sota"] = lambda k: sota.sota_forward(model, *sets[k])
+    # The eager time here cross-checks the one taken beside the candidate: timed the same way,
+    # from graphs only where the candidate's were.
+    allow_graphs = bool(job.get("candidate_graphs", {}).get(str(index), True))
     with torch.no_grad():
-        timings = time_interleaved(calls, input_sets=len(sets), device="cuda")
-    channel.send("baselines", shape=index, **{f"{k}_ms": v for k, v in timings.ms.items()})
+        timings = time_interleaved(
+            calls, input_sets=len(sets), device="cuda", allow_graphs=allow_graphs
+        )
+    channel.send(
+        "baselines",
+        shape=index,
+        graphs=timings.graphs,
+        **{f"{k}_ms": v for k, v in timings.ms.items()},
+    )
 
 
 def _sota_module(job: dict[str, Any]) -> Any:

@@ -227,6 +227,7 @@ class _Evaluation:
         self.solution = Path(shutil.copy(solution, self.candidate_dir / "solution.py"))
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
         self.cached_baselines: dict[str, Any] = {}
+        self.candidate_graphs: dict[str, bool] = {}
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -261,6 +262,11 @@ class _Evaluation:
         if self._stopped_early(candidate):
             return None
         self._load_baselines()
+        self.candidate_graphs = {
+            str(m["shape"]): bool(m.get("graphs"))
+            for m in candidate.messages
+            if m["event"] == "timing_end"
+        }
         try:
             judge = self._child("judge", self.judge_dir, sandboxed=False)
         except SandboxError as exc:
@@ -377,6 +383,8 @@ class _Evaluation:
             "cached_baselines": self.cached_baselines,
             "sota_path": str(self.sota) if self.sota else None,
         }
+        if role == "judge":
+            job["candidate_graphs"] = self.candidate_graphs
         return self._launch(job, workdir, sandboxed=sandboxed)
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:

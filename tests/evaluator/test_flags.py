@@ -182,3 +182,42 @@ def test_the_reference_as_its_own_solution_is_not_overfit_where_its_output_is_a_
     assert sum(1 in row.shape.values() for row in result.per_shape if not row.seen) >= 1
     assert result.gates["generalization"].passed is True
     assert [flag.code for flag in result.flags] == ["no_own_kernel"]
+
+
+def timing_flags(*, candidate_graphs, judge_graphs, judge_eager_ms):
+    """score_performance over one visible shape: the candidate's process timed eager at 0.127 ms
+    beside a 0.1 ms solution, the judge timed eager at judge_eager_ms."""
+    from evaluator.engine.scoring import score_performance
+
+    shapes = [{"shape": {"N": 4096}, "seen": True, "cases": []}]
+    result = EvalResult(per_shape=[ShapeRow(shape={"N": 4096}, seen=True, correct=True)])
+    end = {
+        "event": "timing_end",
+        "shape": 0,
+        "candidate_ms": [0.1] * 20,
+        "eager_ms": [0.127] * 20,
+        "graphs": candidate_graphs,
+        "reps": 20,
+        "received_at": 1.0,
+    }
+    begin = {"event": "timing_begin", "shape": 0, "received_at": 0.99}
+    candidate = Outcome(0, False, 1.0, messages=[begin, end])
+    baselines = {"event": "baselines", "shape": 0, "graphs": judge_graphs}
+    judge = Outcome(0, False, 1.0, messages=[{**baselines, "eager_ms": [judge_eager_ms] * 20}])
+    score_performance(result, SILU, shapes, candidate, judge)
+    return {flag.code for flag in result.flags}
+
+
+def test_eager_times_disagreeing_under_one_timing_method_is_timing_tampered():
+    codes = timing_flags(candidate_graphs=False, judge_graphs=False, judge_eager_ms=0.0307)
+    assert "timing_tampered" in codes
+    assert "timing_tampered" not in timing_flags(
+        candidate_graphs=False, judge_graphs=False, judge_eager_ms=0.120
+    )
+
+
+def test_eager_from_graphs_against_eager_from_plain_launches_is_not_compared():
+    # A solution whose graphs cannot be captured is timed from plain launches, and so is the
+    # eager reference beside it; the judge's eager from graphs would look 4x faster.
+    codes = timing_flags(candidate_graphs=False, judge_graphs=True, judge_eager_ms=0.0307)
+    assert "timing_tampered" not in codes
