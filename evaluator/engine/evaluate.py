@@ -444,7 +444,27 @@ class _Evaluation:
             gates["correctness"] = Gate(False, "failed while running", {"error": message})
             self._finish("failed", REWARD_RUNTIME_FAILURE)
             return True
+        interrupted = self._timing_interrupted(outcome)
+        if interrupted is not None:
+            gates["performance"] = Gate(
+                False,
+                f"the solution's process ended while being timed on shape {interrupted}",
+                {"error": _exit_description(outcome), "log": _log_tail(outcome.log_path)[-4000:]},
+            )
+            self._finish("failed", REWARD_RUNTIME_FAILURE)
+            return True
         return False
+
+    def _timing_interrupted(self, outcome: Outcome) -> dict[str, int] | None:
+        """The shape whose timing began and never ended, where the process died without a
+        word (a crash in a library, an abort): a solution that cannot be timed fails."""
+        if outcome.last("done") is not None:
+            return None
+        ended = {m["shape"] for m in outcome.messages if m["event"] == "timing_end"}
+        for message in outcome.messages:
+            if message["event"] == "timing_begin" and message["shape"] not in ended:
+                return dict(self.shapes[message["shape"]]["shape"])
+        return None
 
     def _seen_shapes_finished(self, outcome: Outcome) -> bool:
         done = {(m["shape"], m["case"]) for m in outcome.messages if m["event"] == "case_done"}

@@ -134,3 +134,35 @@ def test_out_of_memory_on_a_gpu_another_process_holds_is_a_grader_error(tmp_path
         "this is not the solution's failure"
     )
     assert "other processes held" in gate.detail["error"]
+
+
+ABORTS_WHEN_TIMED = """
+import os
+
+import torch
+import torch.nn as nn
+
+CALLS = [0]
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        # silu's correctness runs take 28 calls (3 visible shapes x 6 cases, 5 unseen x 2);
+        # the timing of the first visible shape starts after them.
+        CALLS[0] += 1
+        if CALLS[0] > 40:
+            os.abort()
+        return torch.nn.functional.silu(x)
+"""
+
+
+def test_a_process_that_dies_while_being_timed_fails_and_says_so(tmp_path):
+    solution = tmp_path / "aborts_when_timed.py"
+    solution.write_text(ABORTS_WHEN_TIMED)
+    result = grade(solution)
+    assert result.status == "failed", result.gates
+    assert result.ranked is False
+    gate = result.gates["performance"]
+    assert gate.passed is False
+    assert gate.reason.startswith("the solution's process ended while being timed on shape")
+    assert "signal 6" in gate.detail["error"]
