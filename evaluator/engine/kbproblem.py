@@ -34,17 +34,29 @@ from evaluator.engine.generalization import kernelbench_rules
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
 LOW_FACTOR = 4  # dimensions scale down to a quarter ...
 HIGH_FACTOR = 2  # ... and up to twice their visible value
-# A problem whose visible forward pass takes longer than this on the meta device (recurrent
-# networks unroll step by step there) has its probes build the model and inputs but skip forward.
-# Well above a cold process's first forward (lazy imports), well below a recurrent network's.
+# A problem whose visible forward pass takes longer than this on the meta device (a model that
+# loops in Python over its steps) has its probes build the model and inputs but skip forward.
+# Well above a cold process's first forward (lazy imports).
 SLOW_FORWARD_S = 3.0
 _MAX_STEP_PROBES = 8
 NOTHING_TO_VARY = "the problem has nothing to vary"
 
 
+# Recurrent layers' ops and their gates per hidden unit. On the meta device torch unrolls them
+# step by step (17 s for a 6-layer bidirectional LSTM over 512 steps); their output shapes and
+# matmul FLOPs follow from the arguments alone.
+_RECURRENT_GATES = {torch.lstm: 4, torch.gru: 3, torch.rnn_tanh: 1, torch.rnn_relu: 1}
+
+
 class _StayOnMeta(TorchFunctionMode):
     """Problems move what they make with `.cuda()`, `.cpu()` or `.to("cuda")`; a meta tensor
-    has no data to copy, so there it stays where it is (a dtype asked for is still applied)."""
+    has no data to copy, so there it stays where it is (a dtype asked for is still applied).
+    Recurrent layers are given their outputs' shapes at once, their FLOPs kept in
+    recurrent_flops (a FlopCounterMode sees none of them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recurrent_flops = 0
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -53,6 +65,10 @@ class _StayOnMeta(TorchFunctionMode):
         tensor = args[0] if args else None
         if not isinstance(tensor, torch.Tensor) or not tensor.is_meta:
             return func(*args, **kwargs)
+        # The padded form only: (input, hx, params, has_biases, layers, dropout, train,
+        # bidirectional, batch_first); a packed sequence passes params, not a bool, fourth.
+        if func in _RECURRENT_GATES and len(args) == 9 and isinstance(args[3], bool):
+            return self._recurrent(_RECURRENT_GATES[func], *args)
         if func in (torch.Tensor.cuda, torch.Tensor.cpu):
             return tensor
         if func is torch.Tensor.to:
@@ -63,12 +79,44 @@ class _StayOnMeta(TorchFunctionMode):
             return convert(tensor, *rest, **kwargs) if rest or "dtype" in kwargs else tensor
         return func(*args, **kwargs)
 
+    def _recurrent(
+        self,
+        gates: int,
+        x: Any,
+        hx: Any,
+        params: Any,
+        has_biases: bool,
+        layers: int,
+        dropout: float,
+        train: bool,
+        bidirectional: bool,
+        batch_first: bool,
+    ) -> tuple[Any, ...]:
+        states = list(hx) if isinstance(hx, (list, tuple)) else [hx]
+        directions = 2 if bidirectional else 1
+        steps, batch = (x.shape[1], x.shape[0]) if batch_first else (x.shape[0], x.shape[1])
+        # The weights of the first direction of each layer: (gates * hidden, inputs) and
+        # (gates * hidden, recurrent size); a projection (LSTM's proj_size) follows them.
+        per_layer = len(params) // (layers * directions)
+        for layer in range(layers):
+            w_ih, w_hh = params[layer * directions * per_layer : layer * directions * per_layer + 2]
+            rows = int(w_ih.shape[0])
+            step_flops = 2 * batch * rows * (int(w_ih.shape[1]) + int(w_hh.shape[1]))
+            if rows // gates != int(w_hh.shape[1]):
+                step_flops += 2 * batch * (rows // gates) * int(w_hh.shape[1])
+            self.recurrent_flops += step_flops * steps * directions
+        out_features = directions * int(states[0].shape[-1])
+        shape = (batch, steps, out_features) if batch_first else (steps, batch, out_features)
+        output = torch.empty(shape, dtype=x.dtype, device="meta")
+        return (output, *(torch.empty_like(state, device="meta") for state in states))
+
 
 @contextlib.contextmanager
-def on_meta() -> Iterator[None]:
+def on_meta() -> Iterator[_StayOnMeta]:
     """Tensors made inside are meta tensors, and stay meta when the problem moves them."""
-    with torch.device("meta"), _StayOnMeta():
-        yield
+    mode = _StayOnMeta()
+    with torch.device("meta"), mode:
+        yield mode
 
 
 class ProblemError(ValueError):
@@ -332,14 +380,14 @@ def count_work(path: Path, tree: ast.Module) -> dict[str, Any]:
 def _count(problem: _Problem) -> dict[str, Any]:
     model, inputs = problem.build()
     counter = FlopCounterMode(display=False)
-    with warnings.catch_warnings(), torch.no_grad(), on_meta(), counter:
+    with warnings.catch_warnings(), torch.no_grad(), on_meta() as meta, counter:
         warnings.simplefilter("ignore")
         output = model(*inputs)
     outputs = list(output) if isinstance(output, (list, tuple)) else [output]
     tensors = [*inputs, *model.parameters(), *model.buffers(), *outputs]
     floats = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_floating_point()]
     dtype = str(floats[0].dtype).removeprefix("torch.") if floats else "float32"
-    flops = counter.get_total_flops() or sum(_numel(t) for t in outputs)
+    flops = counter.get_total_flops() + meta.recurrent_flops or sum(_numel(t) for t in outputs)
     return {"flops": int(flops), "bytes": tensor_bytes(tensors), "dtype": dtype}
 
 

@@ -1,7 +1,13 @@
-"""Problems that move their tensors to the GPU themselves are analysed on the meta device."""
+"""Problems that move their tensors to the GPU themselves, and recurrent networks, are analysed
+on the meta device."""
 
 import textwrap
 
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from evaluator.engine.kbproblem import on_meta
 from evaluator.engine.taskspec import load_task
 
 MOVES_ITS_TENSORS = """
@@ -38,3 +44,32 @@ def test_cuda_calls_in_a_problem_keep_its_tensors_on_the_meta_device(tmp_path):
     spec = load_task(problem)
     assert spec.visible_shapes == ({"batch": 16},)
     assert spec.generalization["dims"]["batch"]["min"] == 4
+
+
+@pytest.mark.parametrize(
+    ("layer", "shape"),
+    [
+        (lambda: torch.nn.LSTM(16, 24, 3, batch_first=True, bidirectional=True), (4, 9, 16)),
+        (lambda: torch.nn.LSTM(12, 20, 2, proj_size=8), (7, 3, 12)),
+        (lambda: torch.nn.GRU(10, 14, 2, bidirectional=True), (5, 2, 10)),
+        (lambda: torch.nn.RNN(6, 8, 2, batch_first=True, nonlinearity="relu"), (3, 4, 6)),
+    ],
+)
+def test_recurrent_layers_on_meta_get_their_shapes_and_flops_without_unrolling(layer, shape):
+    with torch.device("meta"):
+        model, x = layer().to("meta"), torch.randn(shape)
+        unrolled = FlopCounterMode(display=False)
+        with unrolled:
+            expected = model(x)
+    with on_meta() as meta:
+        counter = FlopCounterMode(display=False)
+        with counter:
+            got = model(x)
+    assert counter.get_total_flops() == 0  # nothing was unrolled
+    assert meta.recurrent_flops == unrolled.get_total_flops() > 0
+
+    def shapes(result):
+        states = result[1] if isinstance(result[1], tuple) else (result[1],)
+        return [tuple(t.shape) for t in (result[0], *states)]
+
+    assert shapes(got) == shapes(expected)
