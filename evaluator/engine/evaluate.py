@@ -115,9 +115,11 @@ def evaluate(
         device=device,
         environment=host_environment(device),
     )
+    result.phases["setup"] = round(time.monotonic() - started, 3)
     with private_scratch("arena-eval", root=scratch_root()) as tmp:
         _Evaluation(spec, solution_path, device, options, tmp, result).run()
     result.wall_s = round(time.monotonic() - started, 3)
+    result.phases["other"] = round(result.wall_s - sum(result.phases.values()), 3)
     return result
 
 
@@ -408,13 +410,16 @@ class _Evaluation:
         )
         if sandboxed:
             self.result.environment["sandbox"] = sandbox.name
-        return sandbox.run(
+        launched = time.monotonic()
+        outcome = sandbox.run(
             [sys.executable, "-m", "evaluator.engine.child", str(job_path)],
             workdir=workdir,
             env=scrubbed_env(extra, home=workdir),
             limits=Limits(timeout_s=self.options.timeout_s, memory_bytes=memory),
             readable=[ENGINE_ROOT / "evaluator"],
         )
+        self.result.phases.update(_phases(job["role"], launched, time.monotonic(), outcome))
+        return outcome
 
     def _stopped_early(self, outcome: Outcome) -> bool:
         """Compile, construct, crash and timeout outcomes on the visible shapes."""
@@ -578,6 +583,36 @@ class _Evaluation:
         """The grader's own failure: status "error", never counted against the solution."""
         self.result.gates[gate] = Gate(None, reason, detail)
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
+
+
+def _phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[str, float]:
+    """Seconds of a child's life: the probe and the judge whole; the candidate split at its
+    messages into start-up (interpreter, torch, the sandbox), compile (importing the solution:
+    its builds), correctness (every shape's cases), timing and the rest (exit, clean-up)."""
+    if role != "candidate":
+        return {role: round(ended - launched, 3)}
+    marks = {"launched": launched}
+    for message in outcome.messages:
+        event = message["event"]
+        if event in ("started", "compiled", "timing_begin") and event not in marks:
+            marks[event] = message["received_at"]
+        if event == "timing_end":
+            marks["timing_end"] = message["received_at"]
+    order = ["launched", "started", "compiled", "timing_begin", "timing_end"]
+    names = ["candidate_startup", "candidate_compile", "candidate_correctness", "candidate_timing"]
+    phases: dict[str, float] = {}
+    last = launched
+    for name, start, end in zip(names, order, order[1:], strict=False):
+        if start in marks and end in marks:
+            phases[name] = round(marks[end] - marks[start], 3)
+            last = marks[end]
+    if "timing_begin" not in marks and "compiled" in marks:
+        # Untimed (CPU) or stopped before timing: correctness runs to the end of the messages.
+        final = max(m["received_at"] for m in outcome.messages)
+        phases["candidate_correctness"] = round(final - marks["compiled"], 3)
+        last = final
+    phases["candidate_exit"] = round(ended - last, 3)
+    return phases
 
 
 def _device_busy(outcome: Outcome) -> tuple[str, str, dict[str, Any]] | None:

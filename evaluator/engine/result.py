@@ -65,6 +65,8 @@ class EvalResult:
     solution_hash: str = ""
     device: str = ""
     wall_s: float = 0.0
+    # Where wall_s went, in seconds (evaluate._phases): setup, probe, candidate_*, judge, other.
+    phases: dict[str, float] = field(default_factory=dict)
     log: str = ""
 
     @property

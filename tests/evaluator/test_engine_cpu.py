@@ -41,6 +41,10 @@ def test_correct_triton_solution_passes_every_visible_shape(silu, solutions_dir)
     assert result.reward == 0.0
     assert result.ranked is True
     assert len(result.solution_hash) == 64 and result.task_version == silu.version_hash
+    # Every second of the evaluation is in one phase, each child's in its own.
+    for phase in ("probe", "candidate_startup", "candidate_correctness", "judge"):
+        assert result.phases[phase] > 0, result.phases
+    assert abs(sum(result.phases.values()) - result.wall_s) < 0.01
 
 
 def test_wrong_kernel_fails_correctness_naming_shape_and_error(silu, solutions_dir):
