@@ -63,13 +63,18 @@ def evaluation_run(*, evaluation_id: int) -> Evaluation | None:
     return _evaluation_store(evaluation=evaluation, result=result)
 
 
-def _grade(evaluation: Evaluation) -> EvalResult:
-    options = EvaluateOptions(
+def grader_options() -> EvaluateOptions:
+    """The grader's options as this deployment's settings give them."""
+    return EvaluateOptions(
         timeout_s=settings.ARENA_GRADER_TIMEOUT_S,
         sandbox=settings.ARENA_GRADER_SANDBOX,
         hidden_seed=settings.ARENA_HIDDEN_SEED,
         allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
     )
+
+
+def _grade(evaluation: Evaluation) -> EvalResult:
+    options = grader_options()
     with private_scratch("arena-solution") as tmp:
         solution = tmp / "solution.py"
         solution.write_text(evaluation.solution_code, encoding="utf-8")
