@@ -4,7 +4,10 @@ Each helper fails loudly on a value it cannot parse, so a typo in a deployment's
 stops the process at start-up instead of silently running with a default.
 """
 
+import contextlib
 import os
+import secrets
+import tempfile
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -52,3 +55,27 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def local_secret_key(path: Path, *, create: bool) -> str:
+    """The key kept in `path` (mode 0600); made there first where `create` is set. "" where
+    there is none, or where it cannot be written. The file appears whole or not at all."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    if not create:
+        return ""
+    try:
+        fd, draft = tempfile.mkstemp(prefix=".secret-key-", dir=path.parent)
+    except OSError:
+        return ""
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp makes it 0600
+            fh.write(secrets.token_urlsafe(50) + "\n")
+        # Where another process made it first, theirs is the key.
+        with contextlib.suppress(FileExistsError):
+            os.link(draft, path)
+    finally:
+        os.unlink(draft)
+    return path.read_text(encoding="utf-8").strip()

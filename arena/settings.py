@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arena.env import env_bool, env_int, env_list, env_path, env_str
+from arena.env import env_bool, env_int, env_list, env_path, env_str, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = env_path("ARENA_DATA_DIR", BASE_DIR / "var")
@@ -20,13 +20,18 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("ARENA_DEBUG", False)
 
+# Without ARENA_SECRET_KEY, this machine's own key in ARENA_DATA_DIR: written by the first start
+# in debug mode (`make run`), so that `manage.py` commands in a new shell use the same local data.
+# A deployment sets ARENA_SECRET_KEY; with neither, start-up stops.
+SECRET_KEY_FILE = DATA_DIR / "secret-key"
 SECRET_KEY = env_str("ARENA_SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
+    SECRET_KEY = local_secret_key(SECRET_KEY_FILE, create=DEBUG)
+    if not SECRET_KEY:
         raise ImproperlyConfigured(
-            "ARENA_SECRET_KEY is not set. Set it, or set ARENA_DEBUG=1 for local development."
+            "ARENA_SECRET_KEY is not set. Set it, or set ARENA_DEBUG=1 for local development "
+            f"(`make run` does; it also writes {SECRET_KEY_FILE} for later commands)."
         )
-    SECRET_KEY = "development-only-key-never-used-when-ARENA_DEBUG-is-off"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ARENA_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("ARENA_CSRF_TRUSTED_ORIGINS", [])

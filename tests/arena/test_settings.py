@@ -7,7 +7,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def load_settings(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
+def load_settings(
+    env: dict[str, str], expression: str, data_dir: Path = REPO / "var" / "test"
+) -> subprocess.CompletedProcess:
     code = (
         f"import django; django.setup(); from django.conf import settings as s; print({expression})"
     )
@@ -19,19 +21,38 @@ def load_settings(env: dict[str, str], expression: str) -> subprocess.CompletedP
         env={
             "PATH": "/usr/bin:/bin",
             "DJANGO_SETTINGS_MODULE": "arena.settings",
-            "ARENA_DATA_DIR": str(REPO / "var" / "test"),
+            "ARENA_DATA_DIR": str(data_dir),
             **env,
         },
         check=False,
     )
 
 
-def test_missing_secret_key_stops_start_up_unless_debug():
-    refused = load_settings({}, "s.DEBUG")
+def test_missing_secret_key_stops_start_up_unless_debug(tmp_path):
+    refused = load_settings({}, "s.DEBUG", tmp_path)
     assert refused.returncode != 0
     assert "ARENA_SECRET_KEY is not set" in refused.stderr
-    allowed = load_settings({"ARENA_DEBUG": "1"}, "s.DEBUG")
+    allowed = load_settings({"ARENA_DEBUG": "1"}, "s.DEBUG", tmp_path)
     assert allowed.stdout.strip() == "True"
+
+
+def test_a_debug_start_leaves_a_key_that_later_commands_in_a_new_shell_use(tmp_path):
+    # `make run` starts in debug mode; `manage.py createsuperuser` later runs without it.
+    first = load_settings({"ARENA_DEBUG": "1"}, "s.SECRET_KEY", tmp_path)
+    key_file = tmp_path / "secret-key"
+    assert first.returncode == 0, first.stderr
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    key = key_file.read_text().strip()
+    assert len(key) >= 50 and first.stdout.strip() == key
+    later = load_settings({}, "s.SECRET_KEY, s.DEBUG", tmp_path)
+    assert later.returncode == 0, later.stderr
+    assert later.stdout.strip() == f"{key} False"
+    # A deployment's own key wins over the file.
+    assert (
+        load_settings({"ARENA_SECRET_KEY": "k" * 50}, "s.SECRET_KEY", tmp_path).stdout.strip()
+        == "k" * 50
+    )
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".secret-key-")] == []
 
 
 def test_embedded_defaults_are_sqlite_in_wal_mode_and_a_file_broker():
