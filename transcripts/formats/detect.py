@@ -170,6 +170,11 @@ def parse_files(files: list[SourceFile], label: str) -> Transcript:
     fmt, chosen = detect_files(files, label)
     transcript = _parsers()[fmt](chosen)
     transcript.format = fmt
+    if not transcript.events():
+        # A log that only looks like a format (a header, a summary line) is not a session.
+        raise TranscriptFormatError(
+            f"{label}: read as {fmt}, but it holds no messages, tool calls or results"
+        )
     return transcript
 
 

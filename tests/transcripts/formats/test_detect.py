@@ -77,7 +77,11 @@ def test_stream_json_lines_with_uuids_are_not_taken_for_a_session_file():
         {"type": "system", "subtype": "init", "session_id": "x", "tools": [], "uuid": "1"},
         {
             "type": "assistant",
-            "message": {"id": "m", "role": "assistant", "content": []},
+            "message": {
+                "id": "m",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "done"}],
+            },
             "parent_tool_use_id": None,
             "session_id": "x",
             "uuid": "2",
@@ -85,3 +89,14 @@ def test_stream_json_lines_with_uuids_are_not_taken_for_a_session_file():
     ]
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()
     assert parse_bytes(data, "out.jsonl").format == "claude-code-stream-json"
+
+
+def test_a_log_in_a_known_format_with_no_events_is_refused_naming_the_format():
+    # A 117-byte upload: the init line of a stream-json run and nothing after it.
+    line = {"type": "system", "subtype": "init", "session_id": "x", "tools": [], "uuid": "1"}
+    data = (json.dumps(line) + "\n").encode()
+    with pytest.raises(
+        TranscriptFormatError,
+        match=r"out.jsonl: read as claude-code-stream-json, but it holds no messages",
+    ):
+        parse_bytes(data, "out.jsonl")
