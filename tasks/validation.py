@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from evaluator.engine.cases import Case, case_inputs, timing_input_sets
+from evaluator.engine.cases import Case, case_inputs, tensor_bytes, timing_input_sets
 from evaluator.engine.compare import compare_outputs, tolerance_for
 from evaluator.engine.formulas import formula_evaluate
 from evaluator.engine.generalization import draw_unseen_shapes
@@ -88,11 +88,6 @@ def _check_shape(spec: TaskSpec, reference: Any, shape: dict[str, int], report: 
         report.problems.append(f"shape {shape}: the reference output is not finite")
     _check_formulas(spec, shape, model, inputs, outputs, counter.get_total_flops(), report)
     _check_mutant(spec, shape, outputs, report)
-
-
-def tensor_bytes(values: Any) -> int:
-    """Bytes of every tensor among values, each counted once."""
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
 def _check_formulas(

@@ -62,8 +62,7 @@ def timing_input_sets(module: ModuleType, shape: dict[str, int], device: str) ->
     """TIMING_INPUT_SETS sets of the problem's inputs, or one where a set is too large for any
     cache (ROTATE_BELOW_BYTES); callers rotate over len() of what is returned."""
     first = case_inputs(module, shape, Case(TIMING_SEED, "problem"), device)
-    set_bytes = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
-    if set_bytes >= ROTATE_BELOW_BYTES:
+    if tensor_bytes(first) >= ROTATE_BELOW_BYTES:
         return [first]
     return [first] + [
         case_inputs(module, shape, Case(TIMING_SEED + k, "problem"), device)
@@ -73,6 +72,17 @@ def timing_input_sets(module: ModuleType, shape: dict[str, int], device: str) ->
 
 def to_device(value: Any, device: str) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def tensor_bytes(values: list[Any]) -> int:
+    """Bytes of the tensors among values, each tensor counted once."""
+    seen: set[int] = set()
+    total = 0
+    for value in values:
+        if isinstance(value, torch.Tensor) and id(value) not in seen:
+            seen.add(id(value))
+            total += value.numel() * value.element_size()
+    return total
 
 
 def _is_float_tensor(value: Any) -> bool:

@@ -40,9 +40,14 @@ def main(job_path: str) -> int:
     return 0
 
 
+def _memory_share(job: dict[str, Any]) -> float:
+    """The share of the GPU's memory this evaluation may use (EvaluateOptions.gpu_memory_share)."""
+    return float(job.get("memory_share", 1.0))
+
+
 def _hold_to_share(job: dict[str, Any]) -> None:
     """Where several evaluations share one GPU, each process allocates within its share."""
-    share = float(job.get("memory_share", 1.0))
+    share = _memory_share(job)
     if job["device"] == "cuda" and share < 1.0:
         import torch
 
@@ -80,7 +85,7 @@ class _Candidate:
     def __init__(self, job: dict[str, Any]) -> None:
         self.job = job
         self.device: str = job["device"]
-        self.share = float(job.get("memory_share", 1.0))
+        self.share = _memory_share(job)
         self.io_dir = Path(job["io_dir"])
 
     def run(self) -> None:
@@ -419,9 +424,7 @@ def _grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "_St
     return _StageError("judge", _describe(exc), index)
 
 
-def _runtime_error(
-    exc: BaseException, index: int, device: str, share: float = 1.0
-) -> "_StageError":
+def _runtime_error(exc: BaseException, index: int, device: str, share: float) -> "_StageError":
     """The solution's failure while running, unless it ran out of device memory that other
     processes on the GPU were holding: then the device was shared and the failure is not the
     solution's (stage "device_busy", a grader error)."""
@@ -582,9 +585,7 @@ def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
                 "meta_supported": error is None,
             }
         _release_device_memory(device)
-    total = _device_total_bytes(
-        device, job.get("memory_cap_bytes"), float(job.get("memory_share", 1.0))
-    )
+    total = _device_total_bytes(device, job.get("memory_cap_bytes"), _memory_share(job))
     return {**best, "total_bytes": total, "budget_bytes": feasibility.budget_bytes(total)}
 
 
@@ -662,7 +663,7 @@ def _meta_unsupported(error: Exception) -> bool:
 def _footprint_bytes(model: Any, inputs: list[Any], outputs: list[Any]) -> int:
     """Bytes of the reference's parameters, buffers, inputs and outputs, as the importer
     counts a problem's bytes."""
-    from evaluator.engine.kbproblem import tensor_bytes
+    from evaluator.engine.cases import tensor_bytes
 
     return tensor_bytes([*model.parameters(), *model.buffers(), *inputs, *outputs])
 

@@ -602,7 +602,7 @@ def _phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[
     names = ["candidate_startup", "candidate_compile", "candidate_correctness", "candidate_timing"]
     phases: dict[str, float] = {}
     last = launched
-    for name, start, end in zip(names, order, order[1:], strict=False):
+    for name, start, end in zip(names, order[:-1], order[1:], strict=True):
         if start in marks and end in marks:
             phases[name] = round(marks[end] - marks[start], 3)
             last = marks[end]

@@ -28,6 +28,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
+from evaluator.engine.cases import tensor_bytes
 from evaluator.engine.constants import Constant, execute_with, module_constants
 from evaluator.engine.generalization import kernelbench_rules
 
@@ -393,17 +394,6 @@ def _count(problem: _Problem) -> dict[str, Any]:
 
 def _numel(value: Any) -> int:
     return int(value.numel()) if isinstance(value, torch.Tensor) else 0
-
-
-def tensor_bytes(tensors: list[Any]) -> int:
-    """Bytes of the tensors among values, each tensor counted once."""
-    seen: set[int] = set()
-    total = 0
-    for tensor in tensors:
-        if isinstance(tensor, torch.Tensor) and id(tensor) not in seen:
-            seen.add(id(tensor))
-            total += tensor.numel() * tensor.element_size()
-    return total
 
 
 def runs_on_meta(path: Path, shape: Mapping[str, int]) -> bool:
