@@ -1,4 +1,4 @@
-"""The Celery app: queues default, agents and gpu.
+"""The Celery app: queues default, agents, build and gpu.
 
 The database row is the truth for every job; a message only says "look at row N". Tasks are
 acknowledged late and re-queued when their worker dies, and every task is idempotent, so a
@@ -19,9 +19,10 @@ app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 app.conf.update(
-    task_queues=(Queue("default"), Queue("agents"), Queue("gpu")),
+    task_queues=(Queue("default"), Queue("agents"), Queue("build"), Queue("gpu")),
     task_default_queue="default",
     task_routes={
+        "evaluator.evaluation_build": {"queue": "build"},
         "evaluator.*": {"queue": "gpu"},
         "arena.submission_evaluate": {"queue": "gpu"},
         "arena.agents.*": {"queue": "agents"},

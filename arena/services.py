@@ -11,7 +11,7 @@ from django.utils.text import slugify
 from arena.models import Agent, Run, Submission
 from arena.moderation import run_visibility_set
 from evaluator.models import Evaluation
-from evaluator.services import evaluation_create, evaluation_run
+from evaluator.services import evaluation_create, evaluation_grade_enqueue, evaluation_run
 from tasks.models import Task
 
 WITHDRAWN_REASON = "withdrawn by its owner"
@@ -103,10 +103,13 @@ def submission_create(
 
 
 def submission_enqueue(*, submission: Submission) -> None:
-    """To the queue of the GPU kind that grades (ARENA_GPU_QUEUE)."""
+    """Through the build stage (ARENA_BUILD_QUEUE) to the queue of the GPU kind that grades
+    (ARENA_GPU_QUEUE)."""
     from arena.jobs import submission_evaluate_task
 
-    submission_evaluate_task.apply_async((submission.pk,), queue=settings.ARENA_GPU_QUEUE)
+    evaluation_grade_enqueue(
+        evaluation_id=submission.evaluation_id, then=submission_evaluate_task.si(submission.pk)
+    )
 
 
 def submissions_recover() -> list[int]:

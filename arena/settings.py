@@ -256,6 +256,15 @@ ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 60, minimum=1)
 # Queues of arena runs: the agent phase, then grading (one queue per GPU kind, docs/deploy.md).
 ARENA_AGENTS_QUEUE = env_str("ARENA_AGENTS_QUEUE", "agents")
 ARENA_GPU_QUEUE = env_str("ARENA_GPU_QUEUE", "gpu")
+# The build stage (evaluator/engine/builds.py): CPU workers on this queue compile solutions'
+# extensions before a GPU worker sees them, and grade compile failures themselves; "" sends
+# gradings straight to ARENA_GPU_QUEUE. ARENA_BUILD_CACHE must be one folder that every build
+# and GPU worker reaches (a shared volume across hosts).
+ARENA_BUILD_QUEUE = env_str("ARENA_BUILD_QUEUE", "build")
+ARENA_BUILD_CACHE = env_path("ARENA_BUILD_CACHE", DATA_DIR / "builds")
+# The architecture the build stage compiles for (TORCH_CUDA_ARCH_LIST); a GPU worker compiles
+# for its own GPU and takes a build only when the two agree (9.0a: H100 and H200).
+ARENA_BUILD_CUDA_ARCH = env_str("ARENA_BUILD_CUDA_ARCH", "9.0a")
 
 # Django's cache, shared by every process of a deployment so that a page rendered by one web
 # process (the leaderboard's ranking, figures and matrix) serves them all: a folder under

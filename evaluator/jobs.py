@@ -1,6 +1,8 @@
-from celery import shared_task
+from typing import Any
 
-from evaluator.services import evaluation_lease_remaining_s, evaluation_run
+from celery import shared_task, signature
+
+from evaluator.services import evaluation_build, evaluation_lease_remaining_s, evaluation_run
 
 
 @shared_task(bind=True, name="evaluator.evaluation_run", acks_late=True, reject_on_worker_lost=True)
@@ -12,3 +14,13 @@ def evaluation_run_task(self, evaluation_id: int) -> None:
     remaining = evaluation_lease_remaining_s(evaluation_id=evaluation_id)
     if remaining is not None:
         raise self.retry(countdown=remaining + 1, max_retries=None)
+
+
+@shared_task(name="evaluator.evaluation_build", acks_late=True, reject_on_worker_lost=True)
+def evaluation_build_task(
+    evaluation_id: int, then: dict[str, Any], gpu_queue: str, build_queue: str
+) -> None:
+    """The build stage on a CPU worker; then `then` on the GPU queue, or on this queue when the
+    build already decided the verdict (a compile failure needs no GPU to be closed)."""
+    finished = evaluation_build(evaluation_id=evaluation_id)
+    signature(then).apply_async(queue=build_queue if finished else gpu_queue)

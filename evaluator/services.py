@@ -2,13 +2,21 @@ import hashlib
 import logging
 from datetime import timedelta
 
+from celery.canvas import Signature
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from evaluator.engine import EvalResult, EvaluateOptions, TaskError, evaluate
-from evaluator.engine.evaluate import private_scratch
+from evaluator.engine.builds import FAILED
+from evaluator.engine.evaluate import (
+    build_failure_result,
+    build_solution,
+    private_scratch,
+    resolve_device,
+)
+from evaluator.engine.sandbox import SandboxError
 from evaluator.models import Evaluation, EvaluationShape
 from tasks.models import Task
 from tasks.selectors import task_folder
@@ -70,7 +78,41 @@ def grader_options() -> EvaluateOptions:
         sandbox=settings.ARENA_GRADER_SANDBOX,
         hidden_seed=settings.ARENA_HIDDEN_SEED,
         allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
+        build_cache=str(settings.ARENA_BUILD_CACHE),
     )
+
+
+def evaluation_build(*, evaluation_id: int) -> bool:
+    """The build stage of a queued evaluation (evaluator/engine/builds.py), on a CPU worker:
+    its extensions compiled into the build cache for the GPU stage. True when the evaluation
+    is finished: a compile failure graded here, without a GPU, or one finished before. A
+    failure of the build stage itself decides nothing; the GPU stage grades as it always could.
+    """
+    evaluation = Evaluation.objects.select_related("task").filter(pk=evaluation_id).first()
+    if evaluation is None or evaluation.is_finished:
+        return True
+    options = grader_options()
+    device = resolve_device(settings.ARENA_GRADER_DEVICE)
+    arch = "" if device == "cpu" else settings.ARENA_BUILD_CUDA_ARCH
+    with private_scratch("arena-solution") as tmp:
+        solution = tmp / "solution.py"
+        solution.write_text(evaluation.solution_code, encoding="utf-8")
+        try:
+            folder = task_folder(task=evaluation.task)
+            report = build_solution(folder, solution, arch=arch, options=options)
+            if report.status != FAILED:
+                logger.info(
+                    "evaluation %s: build %s (%s)", evaluation_id, report.status, report.reason
+                )
+                return False
+            result = build_failure_result(folder, solution, device, report)
+        except (TaskError, SandboxError, OSError, ValueError) as exc:
+            logger.warning("evaluation %s: the build stage could not run: %s", evaluation_id, exc)
+            return False
+    if not evaluation_claim(evaluation_id=evaluation_id):
+        return False  # taken by a GPU worker meanwhile; it grades the solution itself
+    _evaluation_store(evaluation=evaluation, result=result)
+    return True
 
 
 def _grade(evaluation: Evaluation) -> EvalResult:
@@ -163,4 +205,21 @@ def evaluation_submit(*, task: Task, solution_name: str, solution_code: str) -> 
 def evaluation_enqueue(*, evaluation: Evaluation) -> None:
     from evaluator.jobs import evaluation_run_task
 
-    evaluation_run_task.delay(evaluation.pk)
+    evaluation_grade_enqueue(
+        evaluation_id=evaluation.pk, then=evaluation_run_task.si(evaluation.pk)
+    )
+
+
+def evaluation_grade_enqueue(*, evaluation_id: int, then: Signature) -> None:
+    """Send a grading on its way: through the build stage on ARENA_BUILD_QUEUE where one is
+    configured, then `then` (the job that grades and closes it) on ARENA_GPU_QUEUE. A compile
+    failure found by the build stage sends `then` back to the build queue: it only closes."""
+    if not settings.ARENA_BUILD_QUEUE:
+        then.apply_async(queue=settings.ARENA_GPU_QUEUE)
+        return
+    from evaluator.jobs import evaluation_build_task
+
+    evaluation_build_task.apply_async(
+        (evaluation_id, then, settings.ARENA_GPU_QUEUE, settings.ARENA_BUILD_QUEUE),
+        queue=settings.ARENA_BUILD_QUEUE,
+    )

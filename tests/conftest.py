@@ -69,17 +69,19 @@ def _purge_broker() -> None:
     from arena.celery import app
 
     with app.connection_for_write() as conn:
-        for queue in ("default", "agents", "gpu"):
+        for queue in ("default", "agents", "build", "gpu"):
             conn.default_channel.queue_purge(queue)
 
 
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real `celery worker` process on queues default, agents and gpu."""
+    """A real `celery worker` process on queues default, agents, build and gpu."""
     _purge_broker()
     log_path = tmp_path_factory.mktemp("worker") / "worker.log"
     env = worker_env()
-    command = worker_command(queues="default,agents,gpu", hostname=f"test-worker-{os.getpid()}@%h")
+    command = worker_command(
+        queues="default,agents,build,gpu", hostname=f"test-worker-{os.getpid()}@%h"
+    )
     with log_path.open("wb") as log:
         proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
 

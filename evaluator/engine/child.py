@@ -6,7 +6,9 @@ shapes the reference can run within the memory budget are graded (see feasibilit
 role "candidate" (sandboxed) imports the solution, builds ModelNew with the reference weights,
 runs it on every case of every shape, writes its outputs, and times it interleaved with the
 eager reference. role "judge" runs afterwards, never imports the solution, draws the same inputs,
-computes the reference outputs and compares. Progress goes over the private channel only.
+computes the reference outputs and compares. role "build" (sandboxed, on a host without a GPU)
+only imports the solution so that its extensions compile (builds.py). Progress goes over the
+private channel only.
 One shape's tensors are alive at a time in each child; caches are emptied between shapes.
 """
 
@@ -29,6 +31,8 @@ def main(job_path: str) -> int:
     try:
         if job["role"] == "judge":
             _judge(job)
+        elif job["role"] == "build":
+            _build_stage(job)
         elif job["role"] == "probe":
             _probe(job)
         else:
@@ -90,9 +94,12 @@ class _Candidate:
 
     def run(self) -> None:
         from evaluator.engine import channel, guards
+        from evaluator.engine.builds import ExtensionBuildError, ExtensionLoaders
         from evaluator.engine.modules import load_module
 
         channel.send("started")
+        loaders = ExtensionLoaders(self.job.get("prebuilt"), build_only=False)
+        loaders.install()
         self.tamper = guards.TamperCheck.take()
         self.launches = guards.TritonLaunches()
         self.audit = guards.Audit(guards.default_allowed_roots(self.io_dir.parent))
@@ -101,11 +108,19 @@ class _Candidate:
         source = Path(self.job["solution_path"]).read_text(encoding="utf-8", errors="replace")
         try:
             self.solution = load_module(Path(self.job["solution_path"]), "solution")
+        except ExtensionBuildError as exc:
+            channel.send("build_failed", error=str(exc))
+            raise _StageError("compile", _describe(exc)) from None
         except BaseException as exc:
             raise _StageError("compile", _describe(exc)) from None
         if not callable(getattr(self.solution, "ModelNew", None)):
             raise _StageError("compile", "the solution does not define a ModelNew class")
-        channel.send("compiled", fallback_lines=guards.exception_fallbacks(source))
+        channel.send(
+            "compiled",
+            fallback_lines=guards.exception_fallbacks(source),
+            extensions=loaders.built,
+            prebuilt_loaded=loaders.loaded,
+        )
         self._report_tampering("import")
         self.to_time: list[tuple[int, dict[str, int], list[list[Any]]]] = []
         for index, shape_job in enumerate(self.job["shapes"]):
@@ -398,6 +413,41 @@ def _shares_memory(a: Any, b: Any) -> bool:
     sa, sb = a.untyped_storage(), b.untyped_storage()
     a0, b0 = int(sa.data_ptr()), int(sb.data_ptr())
     return a0 < b0 + int(sb.nbytes()) and b0 < a0 + int(sa.nbytes())
+
+
+def _build_stage(job: dict[str, Any]) -> None:
+    """Import the solution on a host without a GPU so that its extensions compile (builds.py);
+    one "build" message says built, failed or deferred."""
+    from evaluator.engine import channel
+    from evaluator.engine.builds import (
+        BUILT,
+        DEFERRED,
+        FAILED,
+        BuildDeferred,
+        ExtensionBuildError,
+        ExtensionLoaders,
+    )
+    from evaluator.engine.modules import load_module
+
+    path = Path(job["solution_path"])
+    try:
+        compile(path.read_bytes(), str(path), "exec")
+    except (SyntaxError, ValueError) as exc:
+        channel.send("build", status=FAILED, reason="not valid Python", error=_describe(exc))
+        return
+    loaders = ExtensionLoaders(None, build_only=True)
+    loaders.install()
+    try:
+        load_module(path, "solution")
+    except ExtensionBuildError as exc:
+        channel.send("build", status=FAILED, reason="the compiler refused it", error=str(exc))
+    except BuildDeferred as exc:
+        channel.send("build", status=DEFERRED, reason=str(exc))
+    except BaseException as exc:  # anything else may need what only the GPU host has
+        reason = "importing it needs more than this build host has (left to the GPU stage)"
+        channel.send("build", status=DEFERRED, reason=reason, error=_describe(exc))
+    else:
+        channel.send("build", status=BUILT, extensions=loaders.built)
 
 
 def _judge(job: dict[str, Any]) -> None:

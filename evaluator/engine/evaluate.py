@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine import feasibility
+from evaluator.engine import builds, feasibility
 from evaluator.engine.baselines import baseline_key, cache_load, cache_path, cache_store
 from evaluator.engine.cases import cases_for
 from evaluator.engine.compare import tolerance_for
@@ -77,6 +77,10 @@ class EvaluateOptions:
     # The share of the GPU's memory one evaluation may use, where a host runs several at once on
     # one GPU: the reference's memory budget is taken from it and each child is held to it.
     gpu_memory_share: float = 1.0
+    # The build cache (builds.py) shared with the build stage; None: every evaluation builds.
+    build_cache: str | None = None
+    # TORCH_CUDA_ARCH_LIST for builds; None: the GPU's own (9.0a on Hopper).
+    cuda_arch: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
@@ -108,18 +112,45 @@ def evaluate(
     spec = task if isinstance(task, TaskSpec) else load_task(task)
     solution_path = Path(solution).resolve()
     device = resolve_device(device)
-    result = EvalResult(
-        task=spec.to_dict(),
-        task_version=spec.version_hash,
-        solution_hash=file_sha256(solution_path),
-        device=device,
-        environment=host_environment(device),
-    )
+    result = _new_result(spec, solution_path, device)
     result.phases["setup"] = round(time.monotonic() - started, 3)
     with private_scratch("arena-eval", root=scratch_root()) as tmp:
         _Evaluation(spec, solution_path, device, options, tmp, result).run()
     result.wall_s = round(time.monotonic() - started, 3)
     result.phases["other"] = round(result.wall_s - sum(result.phases.values()), 3)
+    return result
+
+
+def _new_result(spec: TaskSpec, solution: Path, device: str) -> EvalResult:
+    return EvalResult(
+        task=spec.to_dict(),
+        task_version=spec.version_hash,
+        solution_hash=file_sha256(solution),
+        device=device,
+        environment=host_environment(device),
+    )
+
+
+def build_failure_result(
+    task: TaskSpec | str | os.PathLike[str],
+    solution: str | os.PathLike[str],
+    device: str,
+    report: builds.BuildReport,
+) -> EvalResult:
+    """The verdict on a solution whose build failed in the build stage: no GPU was used. The
+    environment names the GPU kind it was meant for (`device`) and this build host."""
+    spec = task if isinstance(task, TaskSpec) else load_task(task)
+    device = resolve_device(device)
+    result = _new_result(spec, Path(solution).resolve(), "cpu")
+    result.device = device
+    result.environment["build"] = {
+        "key": report.key,
+        "source": "build stage",
+        "status": report.status,
+    }
+    result.phases["build"] = report.build_s
+    conclude_build_failure(result, report)
+    result.wall_s = report.build_s
     return result
 
 
@@ -230,6 +261,15 @@ class _Evaluation:
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
         self.cached_baselines: dict[str, Any] = {}
         self.candidate_graphs: dict[str, bool] = {}
+        self.arch = target_arch(device, result.environment, options)
+        self.build_root = Path(options.build_cache) if options.build_cache else None
+        self.build_key = builds.build_key(
+            source=self.solution.read_bytes(),
+            torch_version=str(result.environment.get("torch", "")),
+            cuda=result.environment.get("cuda"),
+            arch=self.arch,
+        )
+        self.prebuilt: dict[str, dict[str, str]] = {}
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -239,6 +279,8 @@ class _Evaluation:
         )
 
     def run(self) -> None:
+        if self._built_and_failed():
+            return None
         try:
             self.shapes, seed_source, screening = plan_shapes(
                 self.spec,
@@ -258,6 +300,7 @@ class _Evaluation:
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
         self.result.log = _log_tail(candidate.log_path)
+        self._store_build(candidate)
         busy = _device_busy(candidate)
         if busy is not None:
             return self._grader_error(*busy)
@@ -278,6 +321,55 @@ class _Evaluation:
         self._store_baselines(judge)
         self._conclude(candidate, judge)
         return None
+
+    # ---- the build cache (builds.py) ------------------------------------------------------------
+
+    def _built_and_failed(self) -> bool:
+        """Take the build stage's outcome for this source: a compile failure is graded from it
+        without a child; built libraries are handed to the candidate."""
+        if self.build_root is None:
+            return False
+        report = builds.cache_lookup(self.build_root, self.build_key)
+        if report is None:
+            self.result.environment["build"] = {"key": self.build_key, "source": "none"}
+            return False
+        self.result.environment["build"] = {
+            "key": self.build_key,
+            "source": "cache",
+            "status": report.status,
+            "extensions": sorted(report.extensions),
+        }
+        if report.status == builds.FAILED:
+            conclude_build_failure(self.result, report)
+            return True
+        self.prebuilt = builds.prebuilt_copy(
+            self.build_root, report, self.candidate_dir / "prebuilt"
+        )
+        return False
+
+    def _store_build(self, candidate: Outcome) -> None:
+        """What the candidate compiled itself goes into the cache for the next evaluation of the
+        same source (repeats, other GPUs of the same kind)."""
+        if self.build_root is None:
+            return
+        compiled = candidate.last("compiled")
+        build = self.result.environment["build"]
+        build["prebuilt_loaded"] = list((compiled or {}).get("prebuilt_loaded") or [])
+        if build["source"] == "cache":
+            return
+        failed = candidate.last("build_failed")
+        if failed is not None:
+            report = builds.BuildReport(
+                self.build_key, builds.FAILED, "the compiler refused it", str(failed["error"])
+            )
+            builds.cache_store(self.build_root, report, {})
+            return
+        extensions = (compiled or {}).get("extensions") or {}
+        libraries = builds.collected_libraries(extensions, self.candidate_dir)
+        if not extensions or libraries is None:
+            return
+        report = builds.BuildReport(self.build_key, builds.BUILT, extensions=extensions)
+        builds.cache_store(self.build_root, report, libraries)
 
     # ---- unseen shapes the reference can run (feasibility.py) -----------------------------------
 
@@ -387,6 +479,8 @@ class _Evaluation:
         }
         if role == "judge":
             job["candidate_graphs"] = self.candidate_graphs
+        else:
+            job["prebuilt"] = self.prebuilt
         return self._launch(job, workdir, sandboxed=sandboxed)
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
@@ -400,6 +494,8 @@ class _Evaluation:
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""
+        if self.arch:
+            extra["TORCH_CUDA_ARCH_LIST"] = self.arch
         memory = self._memory_cap()
         # The judge and the probe run only our child and the task's reference, never the
         # candidate's code.
@@ -585,6 +681,99 @@ class _Evaluation:
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
 
 
+def target_arch(device: str, environment: dict[str, Any], options: EvaluateOptions) -> str:
+    """TORCH_CUDA_ARCH_LIST for this evaluation's builds: none on the CPU; the option where
+    given; else the GPU's own compute capability."""
+    if device == "cpu":
+        return ""
+    if options.cuda_arch is not None:
+        return options.cuda_arch
+    return builds.arch_for_capability(str(environment.get("compute_capability", "")))
+
+
+def conclude_build_failure(result: EvalResult, report: builds.BuildReport) -> None:
+    """A compile failure decided by the build stage: the solution's, graded without a GPU."""
+    result.gates["compile"] = Gate(
+        False,
+        f"did not compile: {report.reason}",
+        {"error": report.error[-8000:], "build_key": report.key},
+    )
+    result.status, result.reward = "failed", REWARD_NOT_COMPILED
+
+
+def build_solution(
+    task: TaskSpec | str | os.PathLike[str],
+    solution: str | os.PathLike[str],
+    *,
+    arch: str,
+    options: EvaluateOptions,
+) -> builds.BuildReport:
+    """The build stage for one solution (builds.py): a cached outcome, or the solution imported
+    in the sandbox on this host's CPU with TORCH_CUDA_ARCH_LIST=arch, its outcome stored."""
+    import torch
+
+    if not options.build_cache:
+        raise ValueError("the build stage needs a build cache (EvaluateOptions.build_cache)")
+    root = Path(options.build_cache)
+    spec = task if isinstance(task, TaskSpec) else load_task(task)
+    source = Path(solution).read_bytes()
+    key = builds.build_key(
+        source=source, torch_version=torch.__version__, cuda=torch.version.cuda, arch=arch
+    )
+    cached = builds.cache_lookup(root, key)
+    if cached is not None:
+        return cached
+    checked = builds.static_check(key, source)
+    if checked is not None:
+        builds.cache_store(root, checked, {})
+        return checked
+    started = time.monotonic()
+    with private_scratch("arena-build") as workdir:
+        path = workdir / "solution.py"
+        path.write_bytes(source)
+        shutil.copy(spec.reference_path, workdir / "reference.py")
+        (workdir / "job.json").write_text(
+            json.dumps({"role": "build", "device": "cpu", "solution_path": str(path)})
+        )
+        extra = {
+            "PYTHONPATH": str(ENGINE_ROOT),
+            "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
+            "CUDA_VISIBLE_DEVICES": "",
+            "TORCH_CUDA_ARCH_LIST": arch,
+        }
+        sandbox = sandbox_for(options.sandbox, allow_unisolated=options.allow_unisolated)
+        outcome = sandbox.run(
+            [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")],
+            workdir=workdir,
+            env=scrubbed_env(extra, home=workdir),
+            limits=Limits(timeout_s=options.timeout_s, memory_bytes=options.memory_bytes),
+            readable=[ENGINE_ROOT / "evaluator"],
+        )
+        report = _build_report(key, outcome, options.timeout_s)
+        report.build_s = round(time.monotonic() - started, 3)
+        libraries = builds.collected_libraries(report.extensions, workdir)
+        if report.status == builds.BUILT and libraries is None:
+            report = builds.BuildReport(key, builds.DEFERRED, "a built library was not found")
+        builds.cache_store(root, report, libraries or {})
+    return report
+
+
+def _build_report(key: str, outcome: Outcome, timeout_s: float) -> builds.BuildReport:
+    message = outcome.last("build")
+    if outcome.timed_out:
+        return builds.BuildReport(key, builds.DEFERRED, f"the build ran past {timeout_s:g} s")
+    if message is None:
+        said = _exit_description(outcome)
+        return builds.BuildReport(key, builds.DEFERRED, f"the build child ended early: {said}")
+    return builds.BuildReport(
+        key,
+        str(message["status"]),
+        str(message.get("reason", "")),
+        str(message.get("error", "")),
+        dict(message.get("extensions") or {}),
+    )
+
+
 def _phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[str, float]:
     """Seconds of a child's life: the probe and the judge whole; the candidate split at its
     messages into start-up (interpreter, torch, the sandbox), compile (importing the solution:
@@ -738,7 +927,7 @@ def host_environment(device: str) -> dict[str, Any]:
 
 
 def _nvidia_smi() -> dict[str, Any]:
-    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit"
+    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,compute_cap"
     try:
         out = subprocess.run(
             ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
@@ -750,5 +939,13 @@ def _nvidia_smi() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         return {}
     values = [v.strip() for v in out.split(",")]
-    keys = ["gpu", "driver", "sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "power_limit_w"]
+    keys = [
+        "gpu",
+        "driver",
+        "sm_clock_mhz",
+        "max_sm_clock_mhz",
+        "mem_clock_mhz",
+        "power_limit_w",
+        "compute_capability",
+    ]
     return dict(zip(keys, values, strict=False))

@@ -8,17 +8,29 @@ import subprocess
 import sys
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 STOP_GRACE_S = 10
 
 
+def all_queues() -> list[str]:
+    """The queues of this deployment's settings, each once."""
+    named = [
+        "default",
+        settings.ARENA_AGENTS_QUEUE,
+        settings.ARENA_BUILD_QUEUE,
+        settings.ARENA_GPU_QUEUE,
+    ]
+    return list(dict.fromkeys(q for q in named if q))
+
+
 class Command(BaseCommand):
-    help = "Run the web server and a Celery worker (queues default, agents, gpu) together."
+    help = "Run the web server and a Celery worker (every queue: default, agents, build, gpu)."
 
     def add_arguments(self, parser):
         parser.add_argument("--addr", default="127.0.0.1:8000", help="address:port to serve on")
-        parser.add_argument("--queues", default="default,agents,gpu")
+        parser.add_argument("--queues", default=",".join(all_queues()))
 
     def handle(self, *args, addr: str, queues: str, **options):
         manage = [sys.executable, "manage.py"]

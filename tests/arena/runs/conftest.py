@@ -1,7 +1,8 @@
 """Agents, runs and worker processes for the run tests.
 
-Each worker test gets queues of its own (ARENA_AGENTS_QUEUE and ARENA_GPU_QUEUE named for the
-test), so the suite's shared worker, which serves the default queues, never takes its runs.
+Each worker test gets queues of its own (ARENA_AGENTS_QUEUE, ARENA_BUILD_QUEUE and
+ARENA_GPU_QUEUE named for the test), so the suite's shared worker, which serves the default
+queues, never takes its runs.
 """
 
 import os
@@ -68,18 +69,27 @@ def start_worker(*, queues: list[str], log_path: Path, **env_extra: str) -> Work
 @dataclass(frozen=True)
 class Queues:
     agents: str
+    build: str
     gpu: str
 
     def env(self) -> dict[str, str]:
-        return {"ARENA_AGENTS_QUEUE": self.agents, "ARENA_GPU_QUEUE": self.gpu}
+        return {
+            "ARENA_AGENTS_QUEUE": self.agents,
+            "ARENA_BUILD_QUEUE": self.build,
+            "ARENA_GPU_QUEUE": self.gpu,
+        }
 
 
 @pytest.fixture
 def run_queues():
     """Queues of this test's own, used by the test process and by its workers."""
     tag = uuid.uuid4().hex[:8]
-    queues = Queues(agents=f"agents-{tag}", gpu=f"gpu-{tag}")
-    with override_settings(ARENA_AGENTS_QUEUE=queues.agents, ARENA_GPU_QUEUE=queues.gpu):
+    queues = Queues(agents=f"agents-{tag}", build=f"build-{tag}", gpu=f"gpu-{tag}")
+    with override_settings(
+        ARENA_AGENTS_QUEUE=queues.agents,
+        ARENA_BUILD_QUEUE=queues.build,
+        ARENA_GPU_QUEUE=queues.gpu,
+    ):
         yield queues
 
 

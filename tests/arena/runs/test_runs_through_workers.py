@@ -40,7 +40,7 @@ def workers(run_queues, tmp_path):
 def test_a_scripted_run_ends_done_with_a_graded_submission_and_its_trajectory(
     run_queues, workers, vector_add
 ):
-    workers("both", [run_queues.agents, run_queues.gpu])
+    workers("both", [run_queues.agents, run_queues.build, run_queues.gpu])
     out = io.StringIO()
     call_command("launch_runs", "--agent=scripted-weak", f"--tasks={vector_add.slug}", stdout=out)
     run = Run.objects.get(agent__slug="scripted-weak")
@@ -69,7 +69,7 @@ def test_a_scripted_run_ends_done_with_a_graded_submission_and_its_trajectory(
 
 
 def test_two_workers_one_per_queue_carry_a_run_end_to_end(run_queues, workers, vector_add):
-    agents = workers("agents", [run_queues.agents])
+    agents = workers("agents", [run_queues.agents, run_queues.build])
     gpu = workers("gpu", [run_queues.gpu])
     agent = make_agent("scripted-starter-2w", "scripted", strategy="starter")
     run = run_create(agent=agent, task=vector_add)
@@ -88,7 +88,7 @@ def test_a_worker_killed_mid_run_leaves_the_run_resumed_once_and_done(
 ):
     # Short leases and sweeps so a dead worker's run is found within seconds.
     timing = {"ARENA_RUN_LEASE_S": "4", "ARENA_RUN_SWEEP_S": "2"}
-    first = workers("first", [run_queues.agents, run_queues.gpu], **timing)
+    first = workers("first", [run_queues.agents, run_queues.build, run_queues.gpu], **timing)
     # The marker names the agent's processes on the host, whatever pid namespace they are in.
     marker = f"slow-agent-{uuid.uuid4().hex}"
     agent = command_agent(
@@ -107,7 +107,7 @@ def test_a_worker_killed_mid_run_leaves_the_run_resumed_once_and_done(
     wait_for(lambda: not _processes_named(marker), timeout_s=10, what="the orphaned agent to end")
     assert Run.objects.get(pk=run.pk).status == Run.Status.AGENT_RUNNING
     time.sleep(4)  # the dead worker's lease runs out
-    workers("second", [run_queues.agents, run_queues.gpu], **timing)
+    workers("second", [run_queues.agents, run_queues.build, run_queues.gpu], **timing)
     run = wait_for_status(run, Run.Status.DONE, Run.Status.FAILED)
     assert run.status == Run.Status.DONE, run.failure_detail
     assert run.attempts == 2
@@ -144,7 +144,7 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     code = (
         f"import ctypes, time\nctypes.CDLL(None).prctl(15, b'{name}', 0, 0, 0)\ntime.sleep(300)\n"
     )
-    first = workers("first", [run_queues.gpu], **timing)
+    first = workers("first", [run_queues.build, run_queues.gpu], **timing)
     response = client_with_token(token_create(username="hangs")).post(
         "/api/v1/submissions",
         {"task": vector_add.slug, "agent": "hangs", "solution": upload(code.encode(), "hangs.py")},
@@ -159,7 +159,7 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"  # stuck
     # Its message died with the worker (file broker) or waits hours for redelivery (Redis):
     # the new worker's sweep finds the lease run out and grades it again, in the same row.
-    workers("second", [run_queues.gpu], **timing)
+    workers("second", [run_queues.build, run_queues.gpu], **timing)
     run = wait_for_status(submission.run, Run.Status.DONE, Run.Status.FAILED, timeout_s=120)
     assert run.status == Run.Status.DONE, run.failure_detail
     evaluations = Evaluation.objects.filter(submission__run=run)
