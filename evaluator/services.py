@@ -111,6 +111,7 @@ def evaluation_build(*, evaluation_id: int) -> bool:
             return False
     if not evaluation_claim(evaluation_id=evaluation_id):
         return False  # taken by a GPU worker meanwhile; it grades the solution itself
+    evaluation.refresh_from_db()  # the claim's attempt count and start time
     _evaluation_store(evaluation=evaluation, result=result)
     return True
 

@@ -94,6 +94,23 @@ def run_queues():
 
 
 @pytest.fixture
+def workers(run_queues, tmp_path):
+    """Starts workers on demand; all are stopped at the end of the test."""
+    started = []
+
+    def start(name: str, queues: list[str], **env: str):
+        worker = start_worker(
+            queues=queues, log_path=tmp_path / f"{name}.log", **run_queues.env(), **env
+        )
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture
 def vector_add(catalog_tasks) -> Task:
     return Task.objects.get(slug=TASK)
 

@@ -13,28 +13,11 @@ from arena.models import Run, Submission
 from arena.runs import attempt_box, run_create, run_folder
 from evaluator.models import Evaluation
 from tests.api.factories import client_with_token, token_create, upload
-from tests.arena.runs.conftest import command_agent, make_agent, start_worker, wait_for_status
+from tests.arena.runs.conftest import command_agent, make_agent, wait_for_status
 from tests.processes import processes_called
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
-
-
-@pytest.fixture
-def workers(run_queues, tmp_path):
-    """Starts workers on demand; all are stopped at the end of the test."""
-    started = []
-
-    def start(name: str, queues: list[str], **env: str):
-        worker = start_worker(
-            queues=queues, log_path=tmp_path / f"{name}.log", **run_queues.env(), **env
-        )
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        worker.stop()
 
 
 def test_a_scripted_run_ends_done_with_a_graded_submission_and_its_trajectory(
