@@ -86,7 +86,7 @@ def test_bad_boolean_in_the_environment_stops_start_up():
     assert "ARENA_DEBUG='maybe' is not a boolean" in out.stderr
 
 
-def test_celery_app_has_three_queues_and_late_acks_for_gpu_work():
+def test_celery_app_has_four_queues_and_late_acks_for_gpu_work():
     out = load_settings(
         {"ARENA_SECRET_KEY": "k"},
         "__import__('arena.celery').celery.app.conf.task_acks_late,"
@@ -95,7 +95,7 @@ def test_celery_app_has_three_queues_and_late_acks_for_gpu_work():
         " __import__('arena.celery').celery.app.conf.task_reject_on_worker_lost",
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True ['agents', 'default', 'gpu'] 1 True"
+    assert out.stdout.strip() == "True ['agents', 'build', 'default', 'gpu'] 1 True"
 
 
 def test_suite_runs_against_the_configured_database_and_broker():
