@@ -1,3 +1,7 @@
+import json
+from pathlib import PurePosixPath
+
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -6,8 +10,9 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena.models import Run, Submission
-from arena.services import NotYours, run_withdraw, submission_create
+from arena.models import Batch, Run, Submission
+from arena.selectors import batch_progress, batch_result_lines
+from arena.services import NotYours, batch_submit, run_withdraw, submission_create
 from evaluator.api import SolutionField
 from tasks.selectors import task_get_active
 
@@ -26,6 +31,21 @@ class SubmissionOutputSerializer(serializers.Serializer):
         return reverse("leaderboard:run-detail", args=[submission.run_id])
 
 
+def _active_task(slug: str):
+    task = task_get_active(slug=slug)
+    if task is None:
+        raise serializers.ValidationError(f"unknown task {slug!r}")
+    return task
+
+
+def _agent_name(name: str) -> str:
+    from django.utils.text import slugify
+
+    if not slugify(name):
+        raise serializers.ValidationError("the agent name needs letters or digits")
+    return name.strip()
+
+
 class SubmissionCreateApi(APIView):
     """POST /api/v1/submissions: a solution for a task, graded by our own workers.
 
@@ -38,17 +58,10 @@ class SubmissionCreateApi(APIView):
         solution = SolutionField()
 
         def validate_task(self, slug: str):
-            task = task_get_active(slug=slug)
-            if task is None:
-                raise serializers.ValidationError(f"unknown task {slug!r}")
-            return task
+            return _active_task(slug)
 
         def validate_agent(self, name: str) -> str:
-            from django.utils.text import slugify
-
-            if not slugify(name):
-                raise serializers.ValidationError("the agent name needs letters or digits")
-            return name.strip()
+            return _agent_name(name)
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer, "application/json": InputSerializer},
@@ -106,3 +119,108 @@ class RunWithdrawApi(APIView):
         except NotYours as exc:
             raise PermissionDenied(exc.message) from None
         return Response(RunWithdrawOutputSerializer(run).data)
+
+
+BATCH_MAX_SOLUTIONS = 500
+
+
+class BatchOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    key = serializers.CharField()
+    agent = serializers.CharField()
+    created = serializers.IntegerField(help_text="submissions this upload added")
+    already = serializers.IntegerField(help_text="solutions the batch held already (same key)")
+    total = serializers.IntegerField()
+    finished = serializers.IntegerField()
+    progress_url = serializers.CharField()
+    results_url = serializers.CharField()
+
+
+class BatchCreateApi(APIView):
+    """POST /api/v1/batches: many solutions of one agent at once, each graded as an upload.
+
+    JSON: {"agent": name, "key": optional name of the batch, "submissions": [{"task": slug,
+    "name": file name, "code": source}, ...]} (at most 500 a request). Sent again under the same
+    key (for example by a client killed midway), the batch adds only the solutions it lacks.
+    One bad entry refuses the whole request, naming it; nothing is written then.
+    """
+
+    class ItemSerializer(serializers.Serializer):
+        task = serializers.CharField(max_length=200)
+        name = serializers.CharField(max_length=200, required=False, default="solution.py")
+        code = SolutionField()
+
+        def validate_task(self, slug: str):
+            return _active_task(slug)
+
+        def validate_name(self, name: str) -> str:
+            # A path under the client's folder (level1/19_ReLU.py), never above or outside it.
+            parts = [
+                p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("/", "..")
+            ]
+            if not parts:
+                raise serializers.ValidationError("the name needs a file name")
+            return "/".join(parts)
+
+    class InputSerializer(serializers.Serializer):
+        agent = serializers.CharField(max_length=100)
+        key = serializers.CharField(max_length=100, required=False, default="", allow_blank=True)
+        submissions = serializers.ListField(
+            child=serializers.DictField(), min_length=1, max_length=BATCH_MAX_SOLUTIONS
+        )
+
+        def validate_agent(self, name: str) -> str:
+            return _agent_name(name)
+
+        def validate_submissions(self, items: list[dict]) -> list[tuple]:
+            checked = []
+            for index, item in enumerate(items):
+                serializer = BatchCreateApi.ItemSerializer(data=item)
+                if not serializer.is_valid():
+                    raise serializers.ValidationError({index: serializer.errors})
+                data = serializer.validated_data
+                checked.append((data["task"], data["name"], data["code"][1]))
+            return checked
+
+    @extend_schema(request=InputSerializer, responses={201: BatchOutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            upload = batch_submit(
+                agent_name=data["agent"],
+                items=data["submissions"],
+                user=request.user,
+                key=data["key"].strip(),
+            )
+        except NotYours as exc:
+            raise PermissionDenied(exc.message) from None
+        progress = batch_progress(batch=upload.batch)
+        body = {
+            **progress,
+            "created": len(upload.created),
+            "already": upload.already,
+            "progress_url": reverse("api:batch-detail", args=[upload.batch.pk]),
+            "results_url": reverse("api:batch-results", args=[upload.batch.pk]),
+        }
+        code = status.HTTP_201_CREATED if upload.created else status.HTTP_200_OK
+        return Response(BatchOutputSerializer(body).data, status=code)
+
+
+class BatchDetailApi(APIView):
+    """GET /api/v1/batches/<id>: how far its grading has come (finished of total, by status)."""
+
+    def get(self, request, batch_id: int):
+        batch = get_object_or_404(Batch.objects.select_related("agent"), pk=batch_id)
+        return Response(batch_progress(batch=batch))
+
+
+class BatchResultsApi(APIView):
+    """GET /api/v1/batches/<id>/results: one JSON line per finished solution (NDJSON), in
+    upload order, with grade_suite's fields; poll it, or the progress, until `done`."""
+
+    def get(self, request, batch_id: int):
+        batch = get_object_or_404(Batch, pk=batch_id)
+        lines = (json.dumps(line) + "\n" for line in batch_result_lines(batch=batch))
+        return StreamingHttpResponse(lines, content_type="application/x-ndjson")

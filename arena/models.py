@@ -118,12 +118,39 @@ class Run(models.Model):
         return f"run {self.pk}: {self.agent_id} on {self.task_id}"
 
 
+class Batch(models.Model):
+    """Solutions uploaded together for one agent (POST /api/v1/batches), each graded as its own
+    submission. A client names its batch (`key`): sending it again adds only what it lacks."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="batches")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    key = models.CharField(max_length=100, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["created_by", "key"],
+                condition=~models.Q(key=""),
+                name="batch_key_unique_per_account",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} of {self.agent}"
+
+
 class Submission(models.Model):
     """The solution a run produced, and the evaluation that grades it."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="submissions")
     evaluation = models.OneToOneField(
         Evaluation, on_delete=models.PROTECT, related_name="submission"
+    )
+    batch = models.ForeignKey(
+        Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="submissions"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

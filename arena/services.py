@@ -1,3 +1,5 @@
+import hashlib
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -8,7 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from arena.models import Agent, Run, Submission
+from arena.models import Agent, Batch, Run, Submission
 from arena.moderation import run_visibility_set
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_create, evaluation_grade_enqueue, evaluation_run
@@ -87,8 +89,25 @@ def submission_create(
 ) -> Submission:
     """An uploaded solution: Run + Evaluation + Submission, graded once this commits. `user`
     must be allowed to act for the named agent (NotYours otherwise); nothing is written then."""
+    agent = agent_for_account(name=agent_name, user=user)
+    return _upload_add(
+        task=task, agent=agent, solution_name=solution_name, solution_code=solution_code, user=user
+    )
+
+
+def _upload_add(
+    *,
+    task: Task,
+    agent: Agent,
+    solution_name: str,
+    solution_code: str,
+    user: AbstractBaseUser | None,
+    batch: Batch | None = None,
+) -> Submission:
+    """Run + Evaluation + Submission of an uploaded solution, enqueued once the caller's
+    transaction commits."""
     run = Run.objects.create(
-        agent=agent_for_account(name=agent_name, user=user),
+        agent=agent,
         task=task,
         status=Run.Status.EVALUATING,
         source=Run.Source.UPLOAD,
@@ -97,9 +116,60 @@ def submission_create(
     evaluation = evaluation_create(
         task=task, solution_name=solution_name, solution_code=solution_code
     )
-    submission = Submission.objects.create(run=run, evaluation=evaluation)
+    submission = Submission.objects.create(run=run, evaluation=evaluation, batch=batch)
     transaction.on_commit(lambda: submission_enqueue(submission=submission))
     return submission
+
+
+@dataclass
+class BatchUpload:
+    batch: Batch
+    created: list[Submission]
+    already: int  # in the batch from an earlier upload under the same key
+
+
+@transaction.atomic
+def batch_submit(
+    *,
+    agent_name: str,
+    items: list[tuple[Task, str, str]],
+    user: AbstractBaseUser | None,
+    key: str = "",
+) -> BatchUpload:
+    """Many solutions (task, file name, source) of one agent, each graded as its own upload.
+    Under a `key` the account used before, the same batch: a solution it already holds (same
+    task, name and source) is not added again, so a client killed midway sends it all again.
+    All or nothing: NotYours (the agent is someone else's) writes nothing."""
+    agent = agent_for_account(name=agent_name, user=user)
+    batch = None
+    if key:
+        batch = Batch.objects.select_for_update().filter(created_by=user, key=key).first()
+        if batch is not None and batch.agent_id != agent.pk:
+            raise NotYours(f"the batch {key!r} is for the agent {batch.agent.name!r}")
+    if batch is None:
+        batch = Batch.objects.create(agent=agent, created_by=user, key=key)
+    held = set(
+        batch.submissions.values_list(
+            "run__task_id", "evaluation__solution_name", "evaluation__solution_sha256"
+        )
+    )
+    created = []
+    for task, name, code in items:
+        identity = (task.pk, name, hashlib.sha256(code.encode()).hexdigest())
+        if identity in held:
+            continue
+        held.add(identity)
+        created.append(
+            _upload_add(
+                task=task,
+                agent=agent,
+                solution_name=name,
+                solution_code=code,
+                user=user,
+                batch=batch,
+            )
+        )
+    return BatchUpload(batch=batch, created=created, already=len(items) - len(created))
 
 
 def submission_enqueue(*, submission: Submission) -> None:

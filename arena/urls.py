@@ -4,7 +4,14 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from arena.api import RunWithdrawApi, SubmissionCreateApi, SubmissionDetailApi
+from arena.api import (
+    BatchCreateApi,
+    BatchDetailApi,
+    BatchResultsApi,
+    RunWithdrawApi,
+    SubmissionCreateApi,
+    SubmissionDetailApi,
+)
 from arena.api_docs import ApiDocsView
 from arena.api_errors import not_found as api_not_found
 from arena.api_runs import RunCancelApi, RunLaunchApi
@@ -16,6 +23,9 @@ api_v1 = [
     path(
         "submissions/<int:submission_id>", SubmissionDetailApi.as_view(), name="submission-detail"
     ),
+    path("batches", BatchCreateApi.as_view(), name="batch-create"),
+    path("batches/<int:batch_id>", BatchDetailApi.as_view(), name="batch-detail"),
+    path("batches/<int:batch_id>/results", BatchResultsApi.as_view(), name="batch-results"),
     path("evaluations", EvaluationCollectionApi.as_view(), name="evaluation-list"),
     path(
         "evaluations/<int:evaluation_id>", EvaluationDetailApi.as_view(), name="evaluation-detail"

@@ -186,8 +186,13 @@ def _grade_pair(pair: Pair, device: str, options: EvaluateOptions) -> dict[str, 
         }
     data = result.to_dict()
     data.pop("log", None)
+    return {**line, **verdict_line(data), "result": data}
+
+
+def verdict_line(data: dict[str, Any]) -> dict[str, Any]:
+    """A result's verdict in one JSON line's fields (EvalResult.to_dict() -> status, ranked,
+    reward, speedup, flags, the first reason, wall time): grade_suite's and the batch API's."""
     return {
-        **line,
         "status": data["status"],
         "ranked": data["ranked"],
         "reward": data["reward"],
@@ -195,7 +200,6 @@ def _grade_pair(pair: Pair, device: str, options: EvaluateOptions) -> dict[str, 
         "flags": [flag["code"] for flag in data["flags"]],
         "reason": _first_reason(data),
         "wall_s": data["wall_s"],
-        "result": data,
     }
 
 
