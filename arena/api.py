@@ -7,6 +7,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -208,19 +209,75 @@ class BatchCreateApi(APIView):
         return Response(BatchOutputSerializer(body).data, status=code)
 
 
+class BatchProgressSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    key = serializers.CharField()
+    agent = serializers.CharField()
+    created_at = serializers.CharField()
+    total = serializers.IntegerField()
+    finished = serializers.IntegerField()
+    done = serializers.BooleanField()
+    statuses = serializers.DictField(child=serializers.IntegerField())
+
+
+class BatchResultLineSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    solution = serializers.CharField()
+    solution_sha256 = serializers.CharField()
+    submission = serializers.IntegerField()
+    run = serializers.IntegerField()
+    run_url = serializers.CharField()
+    status = serializers.CharField()
+    ranked = serializers.BooleanField()
+    reward = serializers.FloatField(required=False, allow_null=True)
+    speedup_vs_eager = serializers.FloatField(required=False, allow_null=True)
+    flags = serializers.ListField(child=serializers.CharField(), required=False)
+    reason = serializers.CharField(allow_blank=True)
+    wall_s = serializers.FloatField(required=False, allow_null=True)
+
+
+class BatchResultsSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    total = serializers.IntegerField()
+    finished = serializers.IntegerField()
+    done = serializers.BooleanField()
+    results = BatchResultLineSerializer(many=True)
+
+
 class BatchDetailApi(APIView):
     """GET /api/v1/batches/<id>: how far its grading has come (finished of total, by status)."""
 
+    @extend_schema(responses={200: BatchProgressSerializer})
     def get(self, request, batch_id: int):
         batch = get_object_or_404(Batch.objects.select_related("agent"), pk=batch_id)
-        return Response(batch_progress(batch=batch))
+        return Response(BatchProgressSerializer(batch_progress(batch=batch)).data)
+
+
+class NdjsonRenderer(BaseRenderer):
+    """Selects the line-per-result form (`Accept: application/x-ndjson`, or `?format=ndjson`);
+    the view streams the lines itself."""
+
+    media_type = "application/x-ndjson"
+    format = "ndjson"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        return json.dumps(data).encode() + b"\n"
 
 
 class BatchResultsApi(APIView):
-    """GET /api/v1/batches/<id>/results: one JSON line per finished solution (NDJSON), in
-    upload order, with grade_suite's fields; poll it, or the progress, until `done`."""
+    """GET /api/v1/batches/<id>/results: the verdict of every finished solution, in upload
+    order, with grade_suite's fields; poll it, or the progress, until `done`. With
+    `Accept: application/x-ndjson` (or `?format=ndjson`), one JSON line per result, streamed,
+    as grade_suite writes them."""
 
+    renderer_classes = [JSONRenderer, NdjsonRenderer]
+
+    @extend_schema(responses={200: BatchResultsSerializer})
     def get(self, request, batch_id: int):
-        batch = get_object_or_404(Batch, pk=batch_id)
-        lines = (json.dumps(line) + "\n" for line in batch_result_lines(batch=batch))
-        return StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        batch = get_object_or_404(Batch.objects.select_related("agent"), pk=batch_id)
+        lines = batch_result_lines(batch=batch)
+        if request.accepted_renderer.format == NdjsonRenderer.format:
+            body = (json.dumps(line) + "\n" for line in lines)
+            return StreamingHttpResponse(body, content_type="application/x-ndjson")
+        progress = batch_progress(batch=batch)
+        return Response(BatchResultsSerializer({**progress, "results": list(lines)}).data)

@@ -62,7 +62,10 @@ def test_a_batch_makes_one_graded_upload_per_solution_and_reports_progress(
     progress = client.get(body["progress_url"]).json()
     assert progress["statuses"] == {"queued": 3}
     assert (progress["total"], progress["finished"], progress["done"]) == (3, 0, False)
-    assert body_of(client.get(body["results_url"])) == b""  # nothing finished yet
+    assert client.get(body["results_url"]).json()["results"] == []  # nothing finished yet
+    lines = client.get(body["results_url"], HTTP_ACCEPT="application/x-ndjson")
+    assert body_of(lines) == b""
+    assert body_of(client.get(body["results_url"] + "?format=ndjson")) == b""
 
 
 def test_the_same_key_again_adds_only_what_the_batch_lacks(
@@ -176,9 +179,10 @@ def test_results_are_one_json_line_per_graded_solution(celery_worker_process, ca
         what="the batch to be graded",
     )
     assert client.get(progress_url).json()["statuses"] == {"failed": 1, "passed": 1}
-    results = client.get(response.json()["results_url"])
+    results = client.get(response.json()["results_url"], HTTP_ACCEPT="application/x-ndjson")
     assert results["Content-Type"] == "application/x-ndjson"
     lines = [json.loads(line) for line in body_of(results).decode().splitlines()]
+    assert client.get(response.json()["results_url"]).json()["results"] == lines
     assert [(line["solution"], line["status"]) for line in lines] == [
         ("silu_triton.py", "passed"),
         ("silu_wrong_relu.py", "failed"),

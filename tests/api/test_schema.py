@@ -17,7 +17,7 @@ from django.contrib.staticfiles import finders
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from arena.api_runs import LaunchedRunOutputSerializer
-from arena.models import Agent, Run
+from arena.models import Agent, Batch, Run, Submission
 from arena.services import run_finish, submission_create
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_run
@@ -118,7 +118,10 @@ def graded_rows(catalog_tasks, settings, token):
     assert run_finish(run_id=submission.run_id)
     trajectory = Trajectory.objects.create(format="claude-code", summary={})
     Run.objects.filter(pk=submission.run_id).update(trajectory=trajectory)
+    batch = Batch.objects.create(agent=submission.run.agent, key="schema-walk")
+    Submission.objects.filter(pk=submission.pk).update(batch=batch)
     return {
+        "batches": batch,
         "evaluations": Evaluation.objects.get(pk=evaluation.pk),
         "submissions": submission,
         "runs": Run.objects.get(pk=submission.run_id),
