@@ -17,10 +17,12 @@ An entry is a folder `<root>/<key>/` written whole elsewhere and renamed into pl
 never sees half of one. A solution can only write the entry of its own source.
 """
 
+import functools
 import hashlib
 import inspect
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -36,6 +38,8 @@ BUILD_ERROR_PREFIX = "Error building extension"
 # A source naming none of these cannot reach torch's extension loaders without obfuscation, and
 # one that does anyway is only built later, by the GPU stage, as before.
 _LOADER_WORDS = (b"cpp_extension", b"load_inline")
+# An extension's name is a Python module name; anything else reported by a child is refused.
+_EXTENSION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 def default_cache_root() -> Path:
@@ -51,6 +55,7 @@ def arch_for_capability(capability: str) -> str:
     return f"{capability}a" if capability == "9.0" else capability
 
 
+@functools.cache
 def compiler_version() -> str:
     """nvcc's version line where the toolkit is installed, else ""."""
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or ""
@@ -122,6 +127,8 @@ def cache_store(root: Path, report: BuildReport, libraries: dict[str, Path]) -> 
     builder stored the key first or the cache cannot be written (the next one builds again)."""
     if report.status not in (BUILT, FAILED) or (root / report.key).exists():
         return False
+    if not all(_EXTENSION_NAME.fullmatch(name) for name in libraries):
+        return False
     try:
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{report.key[:16]}-", dir=root))
@@ -163,6 +170,8 @@ def collected_libraries(
     root = workdir.resolve()
     libraries = {}
     for name, entry in extensions.items():
+        if not _EXTENSION_NAME.fullmatch(str(name)) or not isinstance(entry, dict):
+            return None
         path = Path(entry.get("path", "")).resolve()
         if not path.is_file() or not path.is_relative_to(root):
             return None

@@ -342,9 +342,13 @@ class _Evaluation:
         if report.status == builds.FAILED:
             conclude_build_failure(self.result, report)
             return True
-        self.prebuilt = builds.prebuilt_copy(
-            self.build_root, report, self.candidate_dir / "prebuilt"
-        )
+        try:
+            self.prebuilt = builds.prebuilt_copy(
+                self.build_root, report, self.candidate_dir / "prebuilt"
+            )
+        except OSError:  # the entry was pruned meanwhile: the candidate builds as before
+            self.prebuilt = {}
+            self.result.environment["build"]["source"] = "none"
         return False
 
     def _store_build(self, candidate: Outcome) -> None:

@@ -191,3 +191,26 @@ def test_the_architecture_follows_the_gpu():
     assert builds.arch_for_capability("9.0") == "9.0a"
     assert builds.arch_for_capability("8.9") == "8.9"
     assert builds.arch_for_capability("") == ""
+
+
+def test_what_a_child_reports_cannot_reach_outside_its_folder_or_the_entry(tmp_path):
+    """A candidate reports its own extensions; names and paths it makes up are refused."""
+    workdir = tmp_path / "candidate"
+    (workdir / "ext").mkdir(parents=True)
+    inside = workdir / "ext" / "ok.so"
+    inside.write_bytes(b"\x7fELF")
+    outside = tmp_path / "secret.so"
+    outside.write_bytes(b"secret")
+    (workdir / "ext" / "link.so").symlink_to(outside)
+    good = {"ok": {"digest": "d", "path": str(inside)}}
+    assert builds.collected_libraries(good, workdir) == {"ok": inside.resolve()}
+    for bad in (
+        {"ok": {"digest": "d", "path": str(outside)}},
+        {"ok": {"digest": "d", "path": str(workdir / "ext" / "link.so")}},
+        {"../../escape": {"digest": "d", "path": str(inside)}},
+        {"ok": "not an entry"},
+    ):
+        assert builds.collected_libraries(bad, workdir) is None, bad
+    report = builds.BuildReport("e" * 64, builds.BUILT, extensions={"../x": {"digest": "d"}})
+    assert not builds.cache_store(tmp_path / "builds", report, {"../x": inside})
+    assert not (tmp_path / "x.so").exists()
