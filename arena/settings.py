@@ -221,6 +221,10 @@ else:
 ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
 ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
+# A GPU worker starts each evaluation's grader children ahead, while it grades the one before
+# (evaluator/engine/prepared.py); on the CPU, where timings are never ranked, children start
+# when needed.
+ARENA_GRADER_PREPARED = env_bool("ARENA_GRADER_PREPARED", True)
 # An evaluation is held for twice the timeout plus this margin (starting children, comparing,
 # storing); a worker that dies holding one leaves it to the next sweep once that runs out.
 ARENA_GRADER_LEASE_MARGIN_S = env_int("ARENA_GRADER_LEASE_MARGIN_S", 300, minimum=1)

@@ -4,7 +4,8 @@
 # - var/device/bin/bwrap and var/device/lib: this machine's bubblewrap with the libraries it
 #   links, found through a RUNPATH of $ORIGIN/../lib, for a GPU host that has no bubblewrap;
 # - var/device/kb: the parts of an upstream KernelBench checkout the kernelbench bench grades
-#   (KernelBench/ and src/kernelbench/{prompts,unit_tests}), when a checkout is named.
+#   (KernelBench/ and src/kernelbench/, whose eval.py bench/throughput.py compares with),
+#   when a checkout is named.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=var/device
@@ -24,6 +25,6 @@ if [ $# -ge 1 ]; then
   rm -rf "$dest/kb"
   mkdir -p "$dest/kb/src/kernelbench"
   cp -r "$1/KernelBench" "$dest/kb/"
-  cp -r "$1/src/kernelbench/prompts" "$1/src/kernelbench/unit_tests" "$dest/kb/src/kernelbench/"
+  cp -r "$1/src/kernelbench/." "$dest/kb/src/kernelbench/"
 fi
 du -sh "$dest"

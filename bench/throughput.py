@@ -1,18 +1,31 @@
-"""Grading throughput on a GPU host (no Django needed): where one evaluation's wall time goes.
+"""Grading throughput on a GPU host (no Django needed): ratios against KernelBench's own
+evaluation, evaluations per GPU-hour, and where one evaluation's wall time goes.
 
-    python bench/throughput.py [--tree var/device/kb] [--repeats 2] [--out FILE]
+    python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--out FILE]
+    python bench/throughput.py sweep [--tree var/device/kb] [--passes 2] [--out FILE]
 
-For each (task, solution) pair it grades `--repeats` times in a row in one process, as a GPU
-worker does, and records the result's phases (evaluate._phases: setup, probe, the candidate's
-start-up, compile, correctness and timing, judge, other). The second repeat shows what the
-caches (probe verdicts, compile baselines) already save. Pairs: the catalogue's silu with its
-Triton solution, and, where an upstream KernelBench checkout is given, upstream's Triton add
-example against its reference and level1/19_ReLU with the reference as its own solution.
+pairs: (a) each (problem, solution) pair graded by our grader, once with children started cold
+  and `--repeats` times with prepared children (a GPU worker's setting), and `--repeats` times by
+  upstream KernelBench's eval_kernel_against_ref (5 correctness trials, 100 timed trials), each
+  in a fresh process (bench/kernelbench_eval.py); the ratio of the medians per pair. Pairs:
+  upstream's Triton add example, level1/19_ReLU with our Triton solution, the catalogue's silu.
+sweep: (b) every solution in bench/kernelbench_solutions (Triton and CUDA, written by us for
+  upstream's level-1 problems), the CUDA ones first built on the CPU cores as the build stage
+  does, then graded one after another in one process with prepared children (torch.compile
+  baselines left out: they are computed once per task and shape, not per grading),
+  `--passes` times: the first pass fills the judge's caches (probe verdicts, eager and compiled
+  baselines per shape), the later ones are the steady state of a leaderboard that grades many
+  agents on the same tasks. Evaluations per GPU-hour per pass.
+Both (c): each result's phases (setup, probe, the candidate's start-up, compile, correctness and
+timing, judge, other) and the bench's own store of the JSON line; medians per phase.
+--trace adds every child's messages with their arrival times to each row.
 """
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,76 +35,248 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine import EvaluateOptions, evaluate  # noqa: E402
+from evaluator.engine import evaluate as _unused  # noqa: E402, F401
+
+evaluate_module = sys.modules["evaluator.engine.evaluate"]
+from evaluator.engine import EvaluateOptions, evaluate, load_task  # noqa: E402
 
 SILU_TRITON = REPO / "tests/evaluator/solutions/silu_triton.py"
+SOLUTIONS = REPO / "bench/kernelbench_solutions"
+TRACE: list[dict[str, Any]] = []
+DEVICE = ["cuda"]
 
 
-def pairs(tree: Path | None, folder: Path) -> list[tuple[str, Any, Path]]:
-    found: list[tuple[str, Any, Path]] = [("silu + silu_triton", "silu", SILU_TRITON)]
-    if tree is None or not tree.is_dir():
-        return found
+def traced_launch(original: Any) -> Any:
+    """Every child's messages with their arrival time, relative to the child's launch."""
+
+    def launch(self: Any, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Any:
+        launched = time.monotonic()
+        outcome = original(self, job, workdir, sandboxed=sandboxed)
+        events = [
+            [m["event"], m.get("shape"), m.get("case"), round(m["received_at"] - launched, 3)]
+            for m in outcome.messages
+        ]
+        TRACE.append({"role": job["role"], "events": events})
+        return outcome
+
+    return launch
+
+
+def kb_problem(tree: Path, number: int) -> Path | None:
+    found = sorted((tree / "KernelBench/level1").glob(f"{number}_*.py"))
+    return found[0] if found else None
+
+
+def solution_number(path: Path) -> int:
+    return int(path.name.split("_problem_")[1].split("_")[0])
+
+
+def pairs(tree: Path) -> list[tuple[str, Path | str, Path]]:
+    found: list[tuple[str, Path | str, Path]] = []
     prompts = tree / "src/kernelbench/prompts"
-    found.append(
-        (
-            "KernelBench model_ex_add + model_new_ex_add_triton",
-            prompts / "model_ex_add.py",
-            prompts / "model_new_ex_add_triton.py",
-        )
-    )
-    relu = tree / "KernelBench/level1/19_ReLU.py"
-    solution = folder / "relu_reference_as_solution.py"
-    solution.write_text(relu.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
-    found.append(("KernelBench level1/19_ReLU, reference as solution", relu, solution))
+    if (prompts / "model_ex_add.py").is_file():
+        add = (prompts / "model_ex_add.py", prompts / "model_new_ex_add_triton.py")
+        found.append(("KernelBench add example (Triton)", *add))
+    relu = kb_problem(tree, 19)
+    if relu is not None:
+        found.append(("level1/19_ReLU (Triton)", relu, SOLUTIONS / (LEVEL1 % 19)))
+    found.append(("catalogue silu (Triton)", "silu", SILU_TRITON))
     return found
+
+
+LEVEL1 = "level_1_problem_%d_sample_0_kernel.py"
+
+
+def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) -> dict[str, Any]:
+    started = time.monotonic()
+    result = evaluate(task, solution, DEVICE[0], options)
+    wall_s = time.monotonic() - started
+    row = {
+        **labels,
+        "status": result.status,
+        "ranked": result.ranked,
+        "speedup_vs_eager": result.summary.get("speedup_vs_eager"),
+        "wall_s": round(wall_s, 3),
+        "phases": dict(result.phases),
+        "gates": {k: [g.passed, g.reason[:200]] for k, g in result.gates.items()},
+        "flags": [f.code for f in result.flags],
+    }
+    stored = time.monotonic()
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as fh:  # what grade_suite writes
+        fh.write(json.dumps(result.to_dict()) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    row["phases"]["store"] = round(time.monotonic() - stored, 3)
+    row["phases"]["queue"] = 0.0  # one after another in this process: no queue
+    if TRACE:
+        row["trace"] = list(TRACE)
+        TRACE.clear()
+    print(json.dumps({k: v for k, v in row.items() if k != "trace"}), flush=True)
+    return row
+
+
+def kb_eval(tree: Path, problem: Path, solution: Path) -> dict[str, Any]:
+    backend = "triton" if "import triton" in solution.read_text() else "cuda"
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as cache:
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(REPO / "bench/kernelbench_eval.py"),
+                *("--tree", str(tree), "--problem", str(problem), "--solution", str(solution)),
+                *("--backend", backend),
+            ],
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "TRITON_CACHE_DIR": cache,
+                "PYTHONPATH": os.environ.get("KB_SITE", ""),
+            },
+            check=False,
+        )
+    line = next((x for x in done.stdout.splitlines() if x.startswith("KB_RESULT ")), None)
+    if line is None:
+        return {"error": (done.stdout + done.stderr)[-3000:]}
+    process_s = round(time.monotonic() - started, 3)
+    row = {**json.loads(line.removeprefix("KB_RESULT ")), "process_s": process_s}
+    print(json.dumps({"kernelbench": row}), flush=True)
+    return row
+
+
+def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
+    table = []
+    for name, task, solution in pairs(args.tree):
+        if args.only not in name:
+            continue
+        spec = load_task(task)
+        # Cold children once, on the first pair: what prepared children save.
+        cold = (
+            grade(spec, solution, EvaluateOptions(), pair=name, mode="cold") if not table else None
+        )
+        ours = [
+            grade(spec, solution, EvaluateOptions(prepared=True), pair=name, mode="prepared")
+            for _ in range(args.repeats)
+        ]
+        kb = (
+            []
+            if isinstance(task, str)
+            else [kb_eval(args.tree, task, solution) for _ in range(args.repeats)]
+        )
+        ours_s = statistics.median(r["wall_s"] for r in ours)
+        kb_s = [r["wall_s"] for r in kb if "wall_s" in r]
+        table.append(
+            {
+                "pair": name,
+                "ours_cold_s": cold["wall_s"] if cold else None,
+                "ours_prepared_median_s": round(ours_s, 3),
+                "kernelbench_median_s": round(statistics.median(kb_s), 3) if kb_s else None,
+                "ratio": round(ours_s / statistics.median(kb_s), 2) if kb_s else None,
+                "speedups": [r["speedup_vs_eager"] for r in ours],
+                "rows": [cold, *ours] if cold else ours,
+                "kernelbench_rows": kb,
+            }
+        )
+    return {"pairs": table}
+
+
+def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
+    specs = []
+    for solution in sorted(SOLUTIONS.glob("level_1_problem_*_sample_0_kernel.py")):
+        problem = kb_problem(args.tree, solution_number(solution))
+        if problem is not None:
+            specs.append((problem.stem, load_task(problem), solution, problem))
+    cache = Path(tempfile.mkdtemp(prefix="bench-builds-"))
+    try:
+        built = build_stage(specs, cache)
+    except Exception as exc:  # the sweep still runs; CUDA solutions then build as they load
+        built = {"error": repr(exc)}
+    options = EvaluateOptions(prepared=True, build_cache=str(cache), compile_baseline=False)
+    passes = []
+    for number in range(args.passes):
+        started = time.monotonic()
+        rows = [
+            grade(spec, solution, options, problem=name, pass_=number)
+            for name, spec, solution, _ in specs
+        ]
+        wall_s = time.monotonic() - started
+        passes.append(
+            {
+                "pass": number,
+                "evaluations": len(rows),
+                "wall_s": round(wall_s, 1),
+                "evaluations_per_gpu_hour": round(len(rows) * 3600 / wall_s, 1),
+                "statuses": {
+                    s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}
+                },
+                "rows": rows,
+            }
+        )
+        print(json.dumps({k: v for k, v in passes[-1].items() if k != "rows"}), flush=True)
+    return {"build_stage": built, "passes": passes}
+
+
+def build_stage(specs: list[tuple[str, Any, Path, Path]], cache: Path) -> dict[str, Any]:
+    """The CUDA solutions built first on this host's CPU cores, one process each, as build
+    workers do while the GPU grades (bench/build_stage.py measures that overlap)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    cuda = [
+        (spec, solution) for _, spec, solution in specs if "load_inline" in solution.read_text()
+    ]
+    started = time.monotonic()
+    with ProcessPoolExecutor(max_workers=max(1, len(cuda))) as pool:
+        statuses = list(pool.map(_build_one, [(s, sol, str(cache)) for s, sol in cuda]))
+    return {
+        "solutions": len(cuda),
+        "statuses": statuses,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+
+
+def _build_one(job: tuple[Any, Path, str]) -> str:
+    from evaluator.engine.evaluate import build_solution
+
+    problem, solution, cache = job
+    options = EvaluateOptions(build_cache=cache)
+    return build_solution(problem, solution, arch="9.0a", options=options).status
+
+
+def phase_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
+    names = sorted({k for row in rows for k in row["phases"]})
+    return {n: round(statistics.median(r["phases"].get(n, 0.0) for r in rows), 3) for n in names}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["pairs", "sweep"])
     parser.add_argument("--tree", type=Path, default=REPO / "var/device/kb")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--trace", action="store_true")
+    parser.add_argument("--only", default="", help="pairs whose name holds this")
+    parser.add_argument("--device", default="cuda", help="cpu: a dry run of the bench itself")
     args = parser.parse_args()
+    DEVICE[0] = args.device
     import torch
 
+    if args.trace:
+        evaluate_module._Evaluation._launch = traced_launch(evaluate_module._Evaluation._launch)
     gpu = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
-    out = args.out or REPO / f"bench/results/throughput-{gpu.replace(' ', '-')}.json"
-    rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        for name, task, solution in pairs(args.tree, Path(folder)):
-            for repeat in range(args.repeats):
-                started = time.monotonic()
-                result = evaluate(task, solution, args.device, EvaluateOptions())
-                rows.append(
-                    {
-                        "pair": name,
-                        "repeat": repeat,
-                        "status": result.status,
-                        "ranked": result.ranked,
-                        "wall_s": round(time.monotonic() - started, 2),
-                        "phases": result.phases,
-                    }
-                )
-                print(json.dumps(rows[-1]), flush=True)
-    phase_names = sorted({k for row in rows for k in row["phases"]})
-    medians = {
-        name: round(statistics.median(r["phases"].get(name, 0.0) for r in rows), 2)
-        for name in phase_names
+    figures = run_pairs(args) if args.mode == "pairs" else run_sweep(args)
+    rows = [r for p in figures.get("pairs", []) for r in p["rows"] if r["mode"] == "prepared"]
+    rows += [r for p in figures.get("passes", [])[1:] for r in p["rows"]]
+    report = {
+        "gpu": gpu,
+        "torch": torch.__version__,
+        "command": " ".join(sys.argv),
+        "median_phases_s": phase_medians(rows) if rows else {},
+        **figures,
     }
-    out.write_text(
-        json.dumps(
-            {
-                "gpu": gpu,
-                "torch": torch.__version__,
-                "command": " ".join(sys.argv),
-                "median_phases_s": medians,
-                "rows": rows,
-            },
-            indent=2,
-        )
-    )
-    print(json.dumps(medians))
+    out = args.out or REPO / f"bench/results/throughput-{args.mode}-{gpu.replace(' ', '-')}.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(json.dumps(report["median_phases_s"]))
     return 0
 
 

@@ -79,6 +79,8 @@ def grader_options() -> EvaluateOptions:
         hidden_seed=settings.ARENA_HIDDEN_SEED,
         allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
         build_cache=str(settings.ARENA_BUILD_CACHE),
+        prepared=settings.ARENA_GRADER_PREPARED
+        and resolve_device(settings.ARENA_GRADER_DEVICE) == "cuda",
     )
 
 

@@ -100,6 +100,8 @@ def _bind(path: Path, *, read_only: bool) -> Mount:
 class DockerSandbox(ProcessSandbox):
     name = "docker"
     isolates = True
+    # A container is started per job (run() below), never ahead of it.
+    preparable = False
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image or os.environ.get("ARENA_SANDBOX_IMAGE") or DEFAULT_IMAGE

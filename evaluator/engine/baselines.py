@@ -1,9 +1,13 @@
-"""torch.compile baselines cached per (task version, GPU, torch version, shape).
+"""The judge's baselines cached per (task version, GPU, torch, triton, shape).
 
-Compiling the reference takes tens of seconds per shape; its speed does not change between
-evaluations on the same GPU and torch. The cache keeps the compiled time together with the eager
-time measured beside it, so a later evaluation scales it by today's eager time: the reported
-speedup stays a ratio taken in one run.
+Compiling the reference takes tens of seconds per shape, and the judge's eager timing a second
+more; neither changes between evaluations on the same GPU model and libraries. The cache keeps
+the judge's eager time (and how it was timed: from graphs or plain launches) with the compiled
+time measured beside it. A later evaluation whose candidate was timed the same way takes both
+from here, and its judge times nothing: the eager time beside the candidate is still measured
+every time and cross-checked against the cached one, and the compiled time is scaled by it, so
+the reported speedups stay ratios taken in one run. The cache lives on the judge's side (the
+grading process's home or ARENA_BASELINE_CACHE), never where a candidate can reach it.
 """
 
 import hashlib
@@ -21,9 +25,19 @@ def cache_path() -> Path:
     return Path.home() / ".cache" / "kernel-arena" / "baselines.json"
 
 
-def baseline_key(*, task_version: str, gpu: str, torch_version: str, shape: dict[str, int]) -> str:
-    material = json.dumps([task_version, gpu, torch_version, shape], sort_keys=True)
+def baseline_key(
+    *, task_version: str, gpu: str, torch_version: str, triton_version: str, shape: dict[str, int]
+) -> str:
+    material = json.dumps([task_version, gpu, torch_version, triton_version, shape], sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()
+
+
+def usable(cached: dict[str, Any] | None, *, graphs: bool, want_compile: bool) -> bool:
+    """Whether a cached entry stands for the judge's timing of a shape whose candidate was timed
+    from graphs (or not): the same method, and the compiled time where one is wanted."""
+    if not cached or not cached.get("eager_ms") or bool(cached.get("graphs")) != graphs:
+        return False
+    return bool(cached.get("compile_ms")) or not want_compile
 
 
 def cache_load(path: Path) -> dict[str, Any]:

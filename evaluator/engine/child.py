@@ -531,9 +531,29 @@ def _judge_shape(
     for case_index, case in enumerate(_cases(shape_job)):
         message = _judge_case(job, reference, model, shape_job, case, index, case_index)
         channel.send("judged", **message)
-    if job["timed"] and shape_job["seen"]:
+    if job["timed"] and shape_job["seen"] and not _baselines_cached(job, index):
         sets = timing_input_sets(reference, shape_job["shape"], "cuda")
         _judge_baselines(job, index, model, sets)
+
+
+def _baselines_cached(job: dict[str, Any], index: int) -> bool:
+    """An earlier judge on this GPU model and these libraries timed this shape the way the
+    candidate was timed (baselines.py): nothing to time here. A task's SOTA is always timed."""
+    from evaluator.engine.baselines import usable
+
+    if job.get("sota_path"):
+        return False
+    return usable(
+        job.get("cached_baselines", {}).get(str(index)),
+        graphs=_allow_graphs(job, index),
+        want_compile=bool(job.get("compile_baseline")),
+    )
+
+
+def _allow_graphs(job: dict[str, Any], index: int) -> bool:
+    # The eager time here cross-checks the one taken beside the candidate: timed the same way,
+    # from graphs only where the candidate's were.
+    return bool(job.get("candidate_graphs", {}).get(str(index), True))
 
 
 def _judge_case(
@@ -579,7 +599,7 @@ def _judge_case(
         reason = f"reference is not finite on {case.distribution} inputs"
         return {**where, "skipped": True, "reason": reason}
     try:
-        actual = read_outputs(io_dir / f"out_{index}_{case_index}")
+        actual = read_outputs(io_dir / f"out_{index}_{case_index}", device)
     except OutputFileError as exc:
         return {**where, "correct": False, "reason": str(exc)}
     verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
@@ -736,9 +756,10 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     from evaluator.engine import channel
     from evaluator.engine.timing import time_interleaved
 
-    calls = {"eager": lambda k: model(*sets[k])}
+    allow_graphs = _allow_graphs(job, index)
     cached = job.get("cached_baselines", {}).get(str(index))
-    if job.get("compile_baseline") and cached is None:
+    calls = {"eager": lambda k: model(*sets[k])}
+    if job.get("compile_baseline") and not (cached and cached.get("compile_ms")):
         try:
             compiled = torch.compile(copy.deepcopy(model))
             with torch.no_grad():
@@ -749,9 +770,6 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     sota = _sota_module(job)
     if sota is not None:
         calls["sota"] = lambda k: sota.sota_forward(model, *sets[k])
-    # The eager time here cross-checks the one taken beside the candidate: timed the same way,
-    # from graphs only where the candidate's were.
-    allow_graphs = bool(job.get("candidate_graphs", {}).get(str(index), True))
     with torch.no_grad():
         timings = time_interleaved(
             calls, input_sets=len(sets), device="cuda", allow_graphs=allow_graphs
@@ -814,5 +832,41 @@ def _all_finite(values: list[Any]) -> bool:
     )
 
 
+def prepared_main() -> int:
+    """A child started ahead of its job (prepared.py): what every job imports is imported now,
+    CUDA is left uninitialised, and the job's path comes as one line on stdin. End of input
+    (the pool let it go) ends it with nothing done."""
+    _prepare()
+    line = sys.stdin.readline().strip()
+    if not line:
+        return 0
+    return main(line)
+
+
+def _prepare() -> None:
+    import torch
+    import torch.profiler
+    import triton  # noqa: F401
+
+    from evaluator.engine import (  # noqa: F401
+        builds,
+        cases,
+        channel,
+        compare,
+        feasibility,
+        guards,
+        kbproblem,
+        modules,
+        outputs,
+        timing,
+    )
+
+    # The profiler's host side starts slowly the first time; the device side needs CUDA.
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        torch.ones(1).add_(1)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--prepared":
+        sys.exit(prepared_main())
     sys.exit(main(sys.argv[1]))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine import builds, feasibility
+from evaluator.engine import builds, feasibility, prepared
 from evaluator.engine.baselines import baseline_key, cache_load, cache_path, cache_store
 from evaluator.engine.cases import cases_for
 from evaluator.engine.compare import tolerance_for
@@ -44,6 +44,7 @@ from evaluator.engine.sandbox import (
     Limits,
     Outcome,
     ProcessSandbox,
+    Running,
     SandboxError,
     sandbox_for,
     scrubbed_env,
@@ -81,6 +82,10 @@ class EvaluateOptions:
     build_cache: str | None = None
     # TORCH_CUDA_ARCH_LIST for builds; None: the GPU's own (9.0a on Hopper).
     cuda_arch: str | None = None
+    # Children started ahead (prepared.py): each evaluation takes the ones the last one left
+    # ready and starts the next. For a process that grades one evaluation after another (a GPU
+    # worker, grade_suite); a one-off evaluation would only start children it never uses.
+    prepared: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
@@ -114,8 +119,8 @@ def evaluate(
     device = resolve_device(device)
     result = _new_result(spec, solution_path, device)
     result.phases["setup"] = round(time.monotonic() - started, 3)
-    with private_scratch("arena-eval", root=scratch_root()) as tmp:
-        _Evaluation(spec, solution_path, device, options, tmp, result).run()
+    with _scratch(device, result.environment, options) as (tmp, slot):
+        _Evaluation(spec, solution_path, device, options, tmp, result, slot).run()
     result.wall_s = round(time.monotonic() - started, 3)
     result.phases["other"] = round(result.wall_s - sum(result.phases.values()), 3)
     return result
@@ -169,6 +174,101 @@ def scratch_root() -> str | None:
         return None
     writable = os.access(SHM_DIR, os.W_OK)
     return SHM_DIR if writable and usage.free > SHM_MIN_FREE_BYTES else None
+
+
+@contextlib.contextmanager
+def _scratch(
+    device: str, environment: dict[str, Any], options: EvaluateOptions
+) -> Iterator[tuple[Path, prepared.Slot | None]]:
+    """The evaluation's private folder: a prepared slot's, with its children waiting in it, or
+    a new one where children start cold."""
+    slot = _prepared_slot(device, environment, options) if options.prepared else None
+    if slot is None:
+        with private_scratch("arena-eval", root=scratch_root()) as tmp:
+            yield tmp, None
+        return
+    try:
+        yield slot.folder, slot
+    finally:
+        prepared.discard_slot(slot)
+
+
+def _prepared_slot(
+    device: str, environment: dict[str, Any], options: EvaluateOptions
+) -> prepared.Slot | None:
+    """None where the sandbox cannot start children ahead (docker) or cannot start at all: the
+    evaluation then starts them cold, and reports a sandbox that fails as it always has."""
+    launcher = _Launcher(device, target_arch(device, environment, options), options)
+    try:
+        if not launcher.sandbox(sandboxed=True).preparable:
+            return None
+        return prepared.POOL.take(launcher.key(), _new_scratch, launcher.start)
+    except SandboxError:
+        return None
+
+
+def _new_scratch() -> Path:
+    root = Path(scratch_root() or tempfile.gettempdir())
+    _sweep_stale_scratch(root, "arena-eval")
+    return Path(tempfile.mkdtemp(prefix=f"arena-eval-{os.getpid()}-", dir=root))
+
+
+class _Launcher:
+    """How a grader child is started for this evaluation's device, architecture and options:
+    cold, or ahead of its job for a prepared slot (the same sandbox, limits and environment)."""
+
+    def __init__(self, device: str, arch: str, options: EvaluateOptions) -> None:
+        self.device, self.arch, self.options = device, arch, options
+        self._isolating: ProcessSandbox | None = None
+
+    def key(self) -> tuple[object, ...]:
+        return (
+            self.device,
+            self.arch,
+            self.sandbox(sandboxed=True).name,
+            self.memory_cap(),
+            sys.executable,
+        )
+
+    def memory_cap(self) -> int | None:
+        # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
+        return self.options.memory_bytes if self.device == "cpu" else None
+
+    def sandbox(self, *, sandboxed: bool) -> ProcessSandbox:
+        # The judge and the probe run only our child and the task's reference, never the
+        # candidate's code.
+        if not sandboxed:
+            return ProcessSandbox()
+        if self._isolating is None:
+            options = self.options
+            self._isolating = sandbox_for(
+                options.sandbox, allow_unisolated=options.allow_unisolated
+            )
+        return self._isolating
+
+    def env(self, workdir: Path) -> dict[str, str]:
+        extra = {
+            "PYTHONPATH": str(ENGINE_ROOT),
+            "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
+            "TRITON_CACHE_DIR": str(workdir / "triton"),
+        }
+        if self.device == "cpu":
+            extra["TRITON_INTERPRET"] = "1"
+            extra["CUDA_VISIBLE_DEVICES"] = ""
+        if self.arch:
+            extra["TORCH_CUDA_ARCH_LIST"] = self.arch
+        return scrubbed_env(extra, home=workdir)
+
+    def start(self, role: str, workdir: Path, *, prepared: bool = True) -> Running:
+        first = [str(workdir / "job.json")] if not prepared else ["--prepared"]
+        return self.sandbox(sandboxed=role == "candidate").start(
+            [sys.executable, "-m", "evaluator.engine.child", *first],
+            workdir=workdir,
+            env=self.env(workdir),
+            limits=Limits(timeout_s=self.options.timeout_s, memory_bytes=self.memory_cap()),
+            readable=[ENGINE_ROOT / "evaluator"],
+            prepared=prepared,
+        )
 
 
 @contextlib.contextmanager
@@ -249,19 +349,22 @@ class _Evaluation:
         options: EvaluateOptions,
         workdir: Path,
         result: EvalResult,
+        slot: prepared.Slot | None = None,
     ) -> None:
         self.spec, self.device, self.options, self.result = spec, device, options, result
+        self.slot = slot
         self.timed = device == "cuda"
         self.candidate_dir = workdir / "candidate"
         self.judge_dir = workdir / "judge"
         self.io_dir = self.candidate_dir / "io"
-        self.io_dir.mkdir(parents=True)
-        self.judge_dir.mkdir()
+        self.io_dir.mkdir(parents=True, exist_ok=True)
+        self.judge_dir.mkdir(exist_ok=True)
         self.solution = Path(shutil.copy(solution, self.candidate_dir / "solution.py"))
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
         self.cached_baselines: dict[str, Any] = {}
         self.candidate_graphs: dict[str, bool] = {}
         self.arch = target_arch(device, result.environment, options)
+        self.launcher = _Launcher(device, self.arch, options)
         self.build_root = Path(options.build_cache) if options.build_cache else None
         self.build_key = builds.build_key(
             source=self.solution.read_bytes(),
@@ -404,8 +507,7 @@ class _Evaluation:
         }
 
     def _memory_cap(self) -> int | None:
-        # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
-        return self.options.memory_bytes if self.device == "cpu" else None
+        return self.launcher.memory_cap()
 
     def _probe(
         self, candidates: list[UnseenShape], needed: int, cached: dict[str, Any] | None
@@ -431,13 +533,13 @@ class _Evaluation:
         return report
 
     def _baseline_keys(self) -> dict[int, str]:
-        gpu = str(self.result.environment.get("gpu", "unknown"))
-        torch_version = str(self.result.environment.get("torch", ""))
+        environment = self.result.environment
         return {
             i: baseline_key(
                 task_version=self.spec.version_hash,
-                gpu=gpu,
-                torch_version=torch_version,
+                gpu=str(environment.get("gpu", "unknown")),
+                torch_version=str(environment.get("torch", "")),
+                triton_version=str(environment.get("triton", "")),
                 shape=s["shape"],
             )
             for i, s in enumerate(self.shapes)
@@ -455,10 +557,13 @@ class _Evaluation:
     def _store_baselines(self, judge: Outcome) -> None:
         keys, fresh = self._baseline_keys(), {}
         for message in judge.messages:
-            if message["event"] == "baselines" and message.get("compile_ms"):
+            if message["event"] == "baselines" and message.get("eager_ms"):
+                cached = self.cached_baselines.get(str(message["shape"]))
+                eager_ms = percentile(message["eager_ms"], 0.5)
                 fresh[keys[message["shape"]]] = {
-                    "eager_ms": percentile(message["eager_ms"], 0.5),
-                    "compile_ms": percentile(message["compile_ms"], 0.5),
+                    "eager_ms": eager_ms,
+                    "compile_ms": _compile_median(message, cached, eager_ms),
+                    "graphs": bool(message.get("graphs")),
                 }
         # A read-only home only costs the next evaluation a recompile.
         with contextlib.suppress(OSError):
@@ -490,35 +595,20 @@ class _Evaluation:
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps({**job, "memory_share": self.options.gpu_memory_share}))
-        extra = {
-            "PYTHONPATH": str(ENGINE_ROOT),
-            "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
-            "TRITON_CACHE_DIR": str(workdir / "triton"),
-        }
-        if self.device == "cpu":
-            extra["TRITON_INTERPRET"] = "1"
-            extra["CUDA_VISIBLE_DEVICES"] = ""
-        if self.arch:
-            extra["TORCH_CUDA_ARCH_LIST"] = self.arch
-        memory = self._memory_cap()
-        # The judge and the probe run only our child and the task's reference, never the
-        # candidate's code.
-        sandbox = (
-            sandbox_for(self.options.sandbox, allow_unisolated=self.options.allow_unisolated)
-            if sandboxed
-            else ProcessSandbox()
-        )
+        role = job["role"]
         if sandboxed:
-            self.result.environment["sandbox"] = sandbox.name
+            self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name
         launched = time.monotonic()
-        outcome = sandbox.run(
-            [sys.executable, "-m", "evaluator.engine.child", str(job_path)],
-            workdir=workdir,
-            env=scrubbed_env(extra, home=workdir),
-            limits=Limits(timeout_s=self.options.timeout_s, memory_bytes=memory),
-            readable=[ENGINE_ROOT / "evaluator"],
-        )
-        self.result.phases.update(_phases(job["role"], launched, time.monotonic(), outcome))
+        running = self.slot.take(role) if self.slot is not None else None
+        if running is not None:
+            running.hand(str(job_path))
+        else:
+            running = self.launcher.start(role, workdir, prepared=False)
+        # Every child ends by itself: what a candidate leaves running is seen, and a killed
+        # child's GPU memory is released only some time after it is reaped, where the next
+        # evaluation would find it held.
+        outcome = running.wait(self.options.timeout_s)
+        self.result.phases.update(_phases(role, launched, time.monotonic(), outcome))
         return outcome
 
     def _stopped_early(self, outcome: Outcome) -> bool:
@@ -776,6 +866,17 @@ def _build_report(key: str, outcome: Outcome, timeout_s: float) -> builds.BuildR
         str(message.get("error", "")),
         dict(message.get("extensions") or {}),
     )
+
+
+def _compile_median(
+    message: dict[str, Any], cached: dict[str, Any] | None, eager_ms: float
+) -> float | None:
+    """The compiled time the judge measured, or the cached one carried over to its eager time."""
+    if message.get("compile_ms"):
+        return percentile(message["compile_ms"], 0.5)
+    if cached and cached.get("compile_ms") and cached.get("eager_ms"):
+        return float(cached["compile_ms"]) * eager_ms / float(cached["eager_ms"])
+    return None
 
 
 def _phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[str, float]:

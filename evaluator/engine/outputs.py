@@ -1,21 +1,23 @@
 """How a case's outputs travel from the candidate's process to the judge's: raw bytes.
 
 A case writes two files: `<stem>.json`, a small header (each output's dtype, shape and byte
-count), and `<stem>.bin`, the outputs' bytes back to back, each at a 64-byte aligned offset. The
-candidate copies its device outputs straight into a shared memory map of the file, and the judge
-maps it back privately, so a multi-GB output is never pickled, checksummed or held twice, and the
-judge moves it to the device chunk by chunk as it compares (compare.py). No pickle is read
-either: the judge trusts nothing in the header beyond what it checks against the file's size.
+count), and `<stem>.bin`, the outputs' bytes back to back, each at a 64-byte aligned offset. Both
+sides move device bytes through one pinned buffer a chunk at a time (the candidate into the file,
+the judge from it into device memory), so a multi-GB output is never pickled, checksummed or held
+twice in host memory; where the judge's device has no room, it maps the file privately and
+compares chunk by chunk (compare.py). No pickle is read either: the judge trusts nothing in the
+header beyond what it checks against the file's size.
 """
 
 import json
-import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 
 ALIGN_BYTES = 64
+# Bytes moved between the device and a file per step (one pinned buffer per process).
+STAGING_BYTES = 64 * 1024**2
 HEADER_MAX_BYTES = 1 << 20
 DTYPES = {
     str(d).removeprefix("torch."): d
@@ -47,22 +49,47 @@ def _aligned(offset: int) -> int:
 
 
 def write_outputs(stem: Path, outputs: list[torch.Tensor]) -> None:
-    entries, offset = [], 0
+    entries: list[dict[str, Any]] = []
+    offset = 0
     for tensor in outputs:
         nbytes = tensor.numel() * tensor.element_size()
         name = str(tensor.dtype).removeprefix("torch.")
         entries.append({"dtype": name, "shape": list(tensor.shape), "offset": offset})
         offset = _aligned(offset + nbytes)
-    data = stem.with_suffix(".bin")
-    data.touch()
-    if offset:
-        mapped = torch.from_file(str(data), shared=True, size=offset, dtype=torch.uint8)
+    with stem.with_suffix(".bin").open("wb") as fh:
         for tensor, entry in zip(outputs, entries, strict=True):
-            _region(mapped, entry, tensor.dtype, tuple(tensor.shape)).copy_(tensor.detach())
-        del mapped
-    os.truncate(data, offset)
+            fh.seek(int(entry["offset"]))
+            _write_bytes(fh, _flat_bytes(tensor))
+        fh.truncate(offset)
     # The header last: its presence says the bytes are complete.
     stem.with_suffix(".json").write_text(json.dumps({"bytes": offset, "outputs": entries}))
+
+
+def _flat_bytes(tensor: torch.Tensor) -> torch.Tensor:
+    """A tensor's elements in logical order, as bytes (any dtype, fp8 and bool included)."""
+    return tensor.detach().reshape(-1).contiguous().view(torch.uint8)
+
+
+def _write_bytes(fh: BinaryIO, flat: torch.Tensor) -> None:
+    """Device bytes pass through a pinned buffer a chunk at a time: a copy from device memory
+    into a file's pages directly runs at a fraction of the bus's speed."""
+    if flat.device.type != "cuda":
+        fh.write(flat.numpy().data)
+        return
+    staging = _staging_buffer()
+    for start in range(0, flat.numel(), STAGING_BYTES):
+        count = min(STAGING_BYTES, flat.numel() - start)
+        staging[:count].copy_(flat[start : start + count])
+        fh.write(staging[:count].numpy().data)
+
+
+_STAGING: list[torch.Tensor] = []
+
+
+def _staging_buffer() -> torch.Tensor:
+    if not _STAGING:
+        _STAGING.append(torch.empty(STAGING_BYTES, dtype=torch.uint8, pin_memory=True))
+    return _STAGING[0]
 
 
 def _region(
@@ -76,8 +103,10 @@ def _region(
     return mapped[start : start + nbytes].view(dtype).view(shape)
 
 
-def read_outputs(stem: Path) -> list[torch.Tensor]:
-    """The outputs as CPU tensors over a private map of the file (pages load as they are read)."""
+def read_outputs(stem: Path, device: str = "cpu") -> list[torch.Tensor]:
+    """The outputs as tensors: on the CPU, over a private map of the file (pages load as they
+    are read); on a GPU, read into device memory through a pinned buffer, or mapped as on the
+    CPU where the device has no room for them."""
     header_path, data = stem.with_suffix(".json"), stem.with_suffix(".bin")
     if not header_path.is_file() or not data.is_file():
         raise OutputFileError("no output was written")
@@ -93,8 +122,28 @@ def read_outputs(stem: Path) -> list[torch.Tensor]:
         raise OutputFileError("the output bytes do not match their header")
     if total == 0:
         return [torch.empty(shape, dtype=dtype) for dtype, shape, _ in entries]
-    mapped = torch.from_file(str(data), shared=False, size=total, dtype=torch.uint8)
-    return [_region(mapped, {"offset": offset}, dtype, shape) for dtype, shape, offset in entries]
+    loaded = _on_device(data, total) if device == "cuda" else None
+    if loaded is None:
+        loaded = torch.from_file(str(data), shared=False, size=total, dtype=torch.uint8)
+    return [_region(loaded, {"offset": offset}, dtype, shape) for dtype, shape, offset in entries]
+
+
+def _on_device(data: Path, total: int) -> torch.Tensor | None:
+    try:
+        loaded = torch.empty(total, dtype=torch.uint8, device="cuda")
+    except torch.OutOfMemoryError:
+        return None
+    staging = _staging_buffer()
+    view = staging.numpy()
+    start = 0
+    with data.open("rb") as fh:
+        while start < total:
+            count = fh.readinto(view[: min(STAGING_BYTES, total - start)].data)
+            if not count:
+                raise OutputFileError("the output file ended before its header's size")
+            loaded[start : start + count].copy_(staging[:count])
+            start += count
+    return loaded
 
 
 def _checked_entry(entry: dict[str, Any]) -> tuple[torch.dtype, tuple[int, ...], int]:

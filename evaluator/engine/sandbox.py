@@ -120,13 +120,18 @@ def _become_subreaper() -> None:
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+# Children this process started and supervises (Running), alive or not yet reaped: never another
+# child's strays, though started after it (a prepared child waiting for its job).
+_SUPERVISED: set[int] = set()
+
+
 def _kill_tree(session_pid: int, known_children: set[int]) -> int:
     """Kill the child's session and every process re-parented to us since it started."""
     killed = 0
     for _ in range(50):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(session_pid, signal.SIGKILL)
-        strays = own_children() - known_children
+        strays = own_children() - known_children - (_SUPERVISED - {session_pid})
         if not strays:
             break
         for pid in strays:
@@ -411,6 +416,8 @@ class ProcessSandbox:
     name = "process"
     # It shares the host's files, network, /proc and /dev/shm with the child.
     isolates = False
+    # Its children can be started ahead of their job (start(prepared=True), prepared.py).
+    preparable = True
 
     def command(
         self,
@@ -441,9 +448,33 @@ class ProcessSandbox:
     ) -> Outcome:
         """Run argv in workdir until it exits or limits.timeout_s passes; then kill what is left.
         `allow_hosts` ("host:port") are the only places the child may connect to."""
+        running = self.start(
+            argv,
+            workdir=workdir,
+            env=env,
+            limits=limits,
+            readable=readable,
+            allow_hosts=allow_hosts,
+        )
+        return running.wait(limits.timeout_s)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        workdir: Path,
+        env: Mapping[str, str],
+        limits: Limits,
+        readable: Sequence[Path] = (),
+        allow_hosts: Sequence[str] = (),
+        prepared: bool = False,
+    ) -> "Running":
+        """Start argv in the sandbox and return at once. A `prepared` child gets a pipe on its
+        stdin and waits on it for one line (its job, see Running.hand); its clock starts then."""
         _become_subreaper()
         (workdir / "tmp").mkdir(parents=True, exist_ok=True)
-        with contextlib.ExitStack() as stack:
+        stack = contextlib.ExitStack()
+        try:
             egress = self.egress(stack, allow_hosts)
             command = self.command(
                 [*egress.prefix, *argv],
@@ -454,28 +485,35 @@ class ProcessSandbox:
             )
             cgroup = _Cgroup(limits)
             stack.callback(cgroup.remove)
-            return self._supervise(command, workdir, {**env, **egress.env}, limits, cgroup)
+            return self._spawn(
+                command, workdir, {**env, **egress.env}, limits, cgroup, stack, prepared=prepared
+            )
+        except BaseException:
+            stack.close()
+            raise
 
-    def _supervise(
+    def _spawn(
         self,
         command: list[str],
         workdir: Path,
         env: Mapping[str, str],
         limits: Limits,
-        cgroup: _Cgroup,
-    ) -> Outcome:
+        cgroup: "_Cgroup",
+        stack: contextlib.ExitStack,
+        *,
+        prepared: bool,
+    ) -> "Running":
         log_path = workdir / "child.log"
         read_fd, write_fd = os.pipe()
         child_env = dict(env, ARENA_CHANNEL_FD=str(write_fd))
         known = own_children()
-        started = time.monotonic()
         with log_path.open("ab") as log:
             try:
                 proc = subprocess.Popen(
                     command,
                     cwd=workdir,
                     env=child_env,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE if prepared else subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     pass_fds=(write_fd,),
@@ -487,28 +525,76 @@ class ProcessSandbox:
                 os.close(write_fd)
                 raise SandboxError(f"could not start {command[0]}: {exc}") from exc
         os.close(write_fd)
+        _SUPERVISED.add(proc.pid)
         reader = ChannelReader(read_fd)
         reader.start()
-        timed_out = False
+        return Running(proc, reader, log_path, known, cgroup, stack)
+
+
+class Running:
+    """A started child: `wait` supervises it to its end; a prepared one is first handed its job.
+
+    A prepared child has imported what it needs and waits on stdin. Its wall clock, timeout and
+    messages start at the hand-over: what it did while waiting is not the job's."""
+
+    def __init__(
+        self,
+        proc: "subprocess.Popen[bytes]",
+        reader: ChannelReader,
+        log_path: Path,
+        known: set[int],
+        cgroup: "_Cgroup",
+        stack: contextlib.ExitStack,
+    ) -> None:
+        self.proc, self.reader, self.log_path = proc, reader, log_path
+        self.known, self.cgroup, self.stack = known, cgroup, stack
+        self.started = time.monotonic()
+        self.first_message = 0
+
+    def hand(self, line: str) -> None:
+        """Give a prepared child its job (one line) and start its clock."""
+        assert self.proc.stdin is not None, "only a prepared child takes a job"
+        self.first_message = len(self.reader.messages)
+        self.started = time.monotonic()
         try:
-            returncode: int | None = proc.wait(timeout=limits.timeout_s)
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.close()
+        except OSError:  # it died while waiting: wait() reports how
+            pass
+
+    def wait(self, timeout_s: float) -> Outcome:
+        """Until the child exits or `timeout_s` after its start or hand-over; then the whole
+        tree is killed, nothing of it runs on."""
+        timed_out = False
+        remaining = self.started + timeout_s - time.monotonic()
+        try:
+            returncode: int | None = self.proc.wait(timeout=max(0.0, remaining))
         except subprocess.TimeoutExpired:
             timed_out = True
             returncode = None
-        wall_s = time.monotonic() - started
-        cgroup.kill()
-        leftovers = _kill_tree(proc.pid, known)
-        if returncode is None:
-            proc.wait()
-        reader.join(timeout=10)
+        wall_s = time.monotonic() - self.started
+        return self._end(returncode, timed_out, wall_s)
+
+    def discard(self) -> None:
+        """Kill a child that was never handed a job."""
+        self._end(None, False, 0.0)
+
+    def _end(self, returncode: int | None, timed_out: bool, wall_s: float) -> Outcome:
+        self.cgroup.kill()
+        leftovers = _kill_tree(self.proc.pid, self.known)
+        self.proc.wait()
+        _SUPERVISED.discard(self.proc.pid)
+        self.reader.join(timeout=10)
+        memory_exceeded = self.cgroup.oom_killed()
+        self.stack.close()
         return Outcome(
             returncode=returncode,
             timed_out=timed_out,
             wall_s=wall_s,
-            messages=reader.messages,
-            log_path=log_path,
+            messages=self.reader.messages[self.first_message :],
+            log_path=self.log_path,
             leftover_processes=leftovers,
-            memory_exceeded=cgroup.oom_killed(),
+            memory_exceeded=memory_exceeded,
         )
 
 

@@ -61,6 +61,15 @@ def score_performance(
     cached_baselines = cached_baselines or {}
     ends, begins = _by_shape(candidate, "timing_end"), _by_shape(candidate, "timing_begin")
     baselines = _by_shape(judge, "baselines")
+    for key, cached in cached_baselines.items():
+        if int(key) not in baselines and cached.get("eager_ms"):
+            # The judge took these from the cache instead of timing (baselines.py).
+            baselines[int(key)] = {
+                "eager_ms": [cached["eager_ms"]],
+                "compile_ms": [cached["compile_ms"]] if cached.get("compile_ms") else [],
+                "graphs": bool(cached.get("graphs")),
+                "cached": True,
+            }
     peaks = peaks_for(str(result.environment.get("gpu", "")))
     vs_eager, vs_compile, vs_sota, fractions = [], [], [], []
     for index, row in enumerate(result.per_shape):

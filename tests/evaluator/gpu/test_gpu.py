@@ -23,7 +23,8 @@ SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
 
 
 def grade(solution: Path, **options):
-    return evaluate("silu", solution, "cuda", EvaluateOptions(**options))
+    # Children started ahead, as a GPU worker starts them (ARENA_GRADER_PREPARED).
+    return evaluate("silu", solution, "cuda", EvaluateOptions(**{"prepared": True, **options}))
 
 
 def test_triton_solution_is_timed_scored_and_ranked():

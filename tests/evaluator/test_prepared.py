@@ -1,0 +1,125 @@
+"""Children started ahead of their evaluation (evaluator/engine/prepared.py): the same verdicts
+as children started cold, a clock that starts at the hand-over, and nothing left behind."""
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.engine import EvaluateOptions, evaluate
+from evaluator.engine import prepared as prepared_module
+from evaluator.engine.baselines import usable
+from evaluator.engine.sandbox import Limits, ProcessSandbox, bwrap_usable
+
+pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
+
+SOLUTIONS = Path(__file__).resolve().parent / "solutions"
+DOUBLES = """import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+"""
+WAITS_THEN_SLEEPS = "import sys, time\nsys.stdin.readline()\ntime.sleep(30)\n"
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    fresh = prepared_module.Pool()
+    monkeypatch.setattr(prepared_module, "POOL", fresh)
+    yield fresh
+    fresh.close()
+
+
+def verdict(result):
+    return result.status, {name: gate.passed for name, gate in result.gates.items()}
+
+
+def test_prepared_children_give_the_verdicts_of_cold_ones(pool):
+    options = {"timeout_s": 180, "unseen_count": 2, "hidden_seed": "prepared-test"}
+    honest = SOLUTIONS / "silu_triton.py"
+    cold = evaluate("silu", honest, "cpu", EvaluateOptions(**options))
+    first = evaluate("silu", honest, "cpu", EvaluateOptions(prepared=True, **options))
+    second = evaluate("silu", honest, "cpu", EvaluateOptions(prepared=True, **options))
+    assert (
+        verdict(cold)
+        == verdict(first)
+        == verdict(second)
+        == (
+            "passed",
+            {"compile": True, "correctness": True, "performance": None, "generalization": True},
+        )
+    )
+    assert second.environment["sandbox"] == cold.environment["sandbox"] == "bwrap"
+    # The second found its children waiting with torch imported: its start-up is the hand-over.
+    assert second.phases["candidate_startup"] < cold.phases["candidate_startup"]
+    assert second.phases["candidate_startup"] < 1.0
+
+
+def test_a_prepared_failing_solution_fails_as_it_does_cold(pool, tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text(DOUBLES)
+    options = {"timeout_s": 180, "unseen_count": 1, "hidden_seed": "prepared-test"}
+    cold = evaluate("silu", broken, "cpu", EvaluateOptions(**options))
+    warm = evaluate("silu", broken, "cpu", EvaluateOptions(prepared=True, **options))
+    assert verdict(cold) == verdict(warm)
+    assert warm.status == "failed" and warm.gates["correctness"].passed is False
+
+
+def test_the_evaluation_leaves_the_next_slot_ready_and_its_own_folder_removed(pool):
+    options = EvaluateOptions(prepared=True, timeout_s=180, unseen_count=1)
+    evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    ready = pool._ready
+    assert ready is not None and set(ready.children) == {"candidate", "judge", "probe"}
+    assert all(child.proc.poll() is None for child in ready.children.values())
+    pool.close()
+    assert all(child.proc.poll() is not None for child in ready.children.values())
+    assert not ready.folder.exists()
+
+
+def test_a_prepared_childs_timeout_counts_from_its_hand_over(tmp_path):
+    running = ProcessSandbox().start(
+        [sys.executable, "-c", WAITS_THEN_SLEEPS],
+        workdir=tmp_path,
+        env={},
+        limits=Limits(timeout_s=1.0),
+        prepared=True,
+    )
+    time.sleep(1.5)  # waiting for its job is not the job's time
+    assert running.proc.poll() is None
+    running.hand("job.json")
+    outcome = running.wait(1.0)
+    assert outcome.timed_out
+    assert 1.0 <= outcome.wall_s < 1.5
+
+
+def test_a_waiting_child_is_not_another_childs_stray(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    waiting = ProcessSandbox().start(
+        [sys.executable, "-c", WAITS_THEN_SLEEPS],
+        workdir=tmp_path / "a",
+        env={},
+        limits=Limits(timeout_s=30),
+        prepared=True,
+    )
+    try:
+        done = ProcessSandbox().run(
+            [sys.executable, "-c", "pass"], workdir=tmp_path / "b", env={}, limits=Limits()
+        )
+        assert done.returncode == 0 and done.leftover_processes == 0
+        assert waiting.proc.poll() is None
+    finally:
+        waiting.discard()
+    assert waiting.proc.poll() is not None
+
+
+def test_cached_baselines_stand_only_for_the_same_timing_method():
+    entry = {"eager_ms": 1.0, "compile_ms": 0.5, "graphs": True}
+    assert usable(entry, graphs=True, want_compile=True)
+    assert not usable(entry, graphs=False, want_compile=True)
+    assert not usable({**entry, "compile_ms": None}, graphs=True, want_compile=True)
+    assert usable({**entry, "compile_ms": None}, graphs=True, want_compile=False)
+    assert not usable(None, graphs=True, want_compile=False)
