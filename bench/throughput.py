@@ -151,9 +151,9 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
             continue
         spec = load_task(task)
         # Cold children once, on the first pair: what prepared children save.
-        cold = (
-            grade(spec, solution, EvaluateOptions(), pair=name, mode="cold") if not table else None
-        )
+        cold = None
+        if not table and not args.no_cold:
+            cold = grade(spec, solution, EvaluateOptions(), pair=name, mode="cold")
         ours = [
             grade(spec, solution, EvaluateOptions(prepared=True), pair=name, mode="prepared")
             for _ in range(args.repeats)
@@ -255,6 +255,7 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--trace", action="store_true")
+    parser.add_argument("--no-cold", action="store_true", help="pairs: no cold evaluation")
     parser.add_argument("--only", default="", help="pairs whose name holds this")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the bench itself")
     args = parser.parse_args()

@@ -604,9 +604,9 @@ class _Evaluation:
             running.hand(str(job_path))
         else:
             running = self.launcher.start(role, workdir, prepared=False)
-        # Every child ends by itself: what a candidate leaves running is seen, and a killed
-        # child's GPU memory is released only some time after it is reaped, where the next
-        # evaluation would find it held.
+        # Every child ends by itself before the evaluation goes on: what a candidate leaves
+        # running is seen, and a child's GPU memory is back before the next child needs it
+        # (a killed one's comes back only some time after it is reaped).
         outcome = running.wait(self.options.timeout_s)
         self.result.phases.update(_phases(role, launched, time.monotonic(), outcome))
         return outcome
