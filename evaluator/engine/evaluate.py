@@ -600,6 +600,11 @@ class _Evaluation:
             self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name
         launched = time.monotonic()
         running = self.slot.take(role) if self.slot is not None else None
+        if running is not None and running.proc.poll() is not None:
+            # It died while waiting (the host's OOM killer, say): nothing of this job's doing,
+            # so the job starts cold rather than be judged by a child that never ran it.
+            running.discard()
+            running = None
         if running is not None:
             running.hand(str(job_path))
         else:

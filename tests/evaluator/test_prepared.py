@@ -79,6 +79,17 @@ def test_the_evaluation_leaves_the_next_slot_ready_and_its_own_folder_removed(po
     assert not ready.folder.exists()
 
 
+def test_a_prepared_child_that_died_waiting_is_replaced_by_a_cold_one(pool):
+    options = EvaluateOptions(prepared=True, timeout_s=180, unseen_count=1)
+    evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    ready = pool._ready
+    assert ready is not None
+    ready.children["candidate"].proc.kill()
+    ready.children["candidate"].proc.wait()
+    result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    assert result.status == "passed", result.gates
+
+
 def test_a_prepared_childs_timeout_counts_from_its_hand_over(tmp_path):
     running = ProcessSandbox().start(
         [sys.executable, "-c", WAITS_THEN_SLEEPS],
