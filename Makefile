@@ -76,11 +76,13 @@ test-embedded: $(STAMP) system-deps
 	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
 	env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL $(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The second pass runs the tests that talk to the database, the broker or the cache (marked
+# `services` by tests/conftest.py); the others have run in the first and need neither.
 test-services: $(STAMP) system-deps
-	@echo "== test pass 2: PostgreSQL + Redis"
+	@echo "== test pass 2: PostgreSQL + Redis (tests that use them)"
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
 	$(TEST_ENV) DATABASE_URL="$(TEST_DATABASE_URL)" ARENA_BROKER_URL="$(TEST_BROKER_URL)" \
-		ARENA_CACHE_URL="$(TEST_CACHE_URL)" $(BIN)/python -m pytest $(PYTEST_ARGS)
+		ARENA_CACHE_URL="$(TEST_CACHE_URL)" $(BIN)/python -m pytest -m services $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/test .pytest_cache .ruff_cache .mypy_cache

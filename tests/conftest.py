@@ -19,6 +19,26 @@ from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 
+# What makes a test talk to the database, the broker or the cache: `make test-services` runs
+# these again against PostgreSQL and Redis (`-m services`); the rest need neither.
+_SERVICE_MARKERS = ("django_db", "worker")
+_SERVICE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+    "live_server",
+    "celery_worker_process",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if any(item.get_closest_marker(m) for m in _SERVICE_MARKERS) or uses & _SERVICE_FIXTURES:
+            item.add_marker(pytest.mark.services)
+
 
 def _worker_database_env() -> dict[str, str]:
     db = connection.settings_dict
