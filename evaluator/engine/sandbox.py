@@ -679,6 +679,7 @@ class BwrapSandbox(ProcessSandbox):
         for path in sorted({*_python_dirs(), *(Path(p) for p in readable)}):
             if path.exists():
                 command += ["--ro-bind", str(path), str(path)]
+        command += _python_links()
         command += gpu_binds(Path("/dev"), (limits or Limits()).gpus)
         for path in writable:
             command += ["--bind", str(path), str(path)]
@@ -726,6 +727,19 @@ def _python_dirs() -> set[Path]:
     }
     dirs.update(Path(p).resolve() for p in sys.path if p and "site-packages" in p)
     return {d for d in dirs if not str(d).startswith(("/usr", "/etc"))}
+
+
+def _python_links() -> list[str]:
+    """The Python environment where this interpreter was started through a link (a `.venv`
+    that is a symbolic link, say): its real folder bound again at the linked path too, so that
+    the interpreter's own path, and the paths it derives its prefix from, exist inside."""
+    binds: list[str] = []
+    for path in sorted({Path(sys.prefix), Path(sys.executable).parent}):
+        absolute = Path(os.path.abspath(path))
+        real = absolute.resolve()
+        if real != absolute and real.is_dir():
+            binds += ["--ro-bind", str(real), str(absolute)]
+    return binds
 
 
 def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:

@@ -19,6 +19,7 @@ from evaluator.engine.sandbox import (
     Limits,
     SandboxError,
     _Cgroup,
+    bwrap_usable,
     gpu_binds,
     sandbox_for,
 )
@@ -242,3 +243,37 @@ def test_groups_left_by_a_killed_supervisor_are_swept(tmp_path):
     _Cgroup(Limits(pids=8), root=tmp_path)
     assert not stale.exists()
     assert alive.exists()
+
+
+RUNS_IN_BWRAP = """
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, sys.argv[1])
+from evaluator.engine.sandbox import BwrapSandbox, Limits
+
+with tempfile.TemporaryDirectory() as folder:
+    outcome = BwrapSandbox().run(
+        [sys.executable, "-c", "import torch; print('imported')"],
+        workdir=Path(folder),
+        env={},
+        limits=Limits(timeout_s=120),
+    )
+    print(outcome.returncode, (Path(folder) / "child.log").read_text()[-500:])
+"""
+
+
+@pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
+def test_bwrap_runs_a_python_environment_reached_through_a_link(tmp_path):
+    link = tmp_path / "venv-link"
+    link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    python = link / "bin" / Path(sys.executable).name
+    done = subprocess.run(
+        [str(python), "-c", RUNS_IN_BWRAP, str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.stdout.startswith("0 imported"), done.stdout + done.stderr
