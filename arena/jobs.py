@@ -5,7 +5,7 @@ import time
 from celery import shared_task
 from celery.signals import worker_ready
 
-from arena.services import run_finish, submission_evaluate, submissions_recover
+from arena.services import submission_evaluate, submissions_recover
 from evaluator.services import evaluation_lease_remaining_s
 
 logger = logging.getLogger(__name__)
@@ -28,11 +28,6 @@ def submission_evaluate_task(self, submission_id: int) -> None:
     remaining = evaluation_lease_remaining_s(evaluation_id=submission.evaluation_id)
     if remaining is not None:
         raise self.retry(countdown=remaining + 1, max_retries=None)
-
-
-@shared_task(name="arena.run_finish", acks_late=True)
-def run_finish_task(run_id: int) -> None:
-    run_finish(run_id=run_id)
 
 
 @shared_task(name="arena.agents.run_execute", acks_late=True, reject_on_worker_lost=True)

@@ -7,8 +7,10 @@ The selectors compute the same numbers in SQL; the tests hold both to these defi
 """
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from evaluator.engine.scoring import geomean
 
 FAST_P_THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
 
@@ -53,13 +55,6 @@ class AgentScore:
     speedup_geomean_all_repeats: tuple[float, float] | None = None
     repeats: int = 0
     per_task_speedups: dict[str, list[float]] = field(default_factory=dict)
-
-
-def geomean(values: Iterable[float]) -> float | None:
-    positive = [v for v in values if v is not None and v > 0]
-    if not positive:
-        return None
-    return math.exp(sum(math.log(v) for v in positive) / len(positive))
 
 
 def fast_p(records: Sequence[RunRecord], p: float) -> float:

@@ -117,7 +117,3 @@ def _gate_lines(name: str, gate: Any) -> list[str]:
         if isinstance(detail, dict) and detail.get(key):
             lines += [f"  {key}:", str(detail[key])]
     return lines
-
-
-def trajectory_get(*, trajectory_id: int) -> Trajectory | None:
-    return Trajectory.objects.filter(pk=trajectory_id).first()

@@ -1,6 +1,7 @@
 """Speedups, throughput and roofline fractions from the interleaved timings (CUDA only)."""
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from evaluator.engine.formulas import FormulaError, formula_evaluate
@@ -24,8 +25,9 @@ EAGER_DISAGREEMENT = 2.0
 OVERHEAD_PER_CALL_MS = 1.0
 
 
-def geomean(values: list[float]) -> float | None:
-    positive = [v for v in values if v > 0]
+def geomean(values: Iterable[float | None]) -> float | None:
+    """Geometric mean of the positive values; None where there are none."""
+    positive = [v for v in values if v is not None and v > 0]
     if not positive:
         return None
     return math.exp(sum(math.log(v) for v in positive) / len(positive))

@@ -4,11 +4,11 @@ import math
 
 import pytest
 
+from evaluator.engine.scoring import geomean
 from leaderboard.scores import (
     RunRecord,
     agent_score,
     fast_p,
-    geomean,
     mean_and_spread,
     split_by_repeat,
 )
