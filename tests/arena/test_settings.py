@@ -116,7 +116,8 @@ def test_submissions_are_graded_on_the_gpu_queue():
     router = app.amqp.router
     route = router.route({}, "arena.submission_evaluate", args=(1,), kwargs={})
     assert route["queue"].name == "gpu"
-    assert router.route({}, "arena.run_finish", args=(1,), kwargs={})["queue"].name == "default"
+    # A task with no route of its own goes to the default queue.
+    assert router.route({}, "arena.unrouted", args=(1,), kwargs={})["queue"].name == "default"
 
 
 def test_the_cache_is_shared_by_processes_a_folder_by_default_or_redis():
