@@ -10,7 +10,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arena.env import env_bool, env_int, env_list, env_path, env_str, local_secret_key
+from arena.env import (
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = env_path("ARENA_DATA_DIR", BASE_DIR / "var")
@@ -218,9 +226,10 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}
 
 # The grader. Timeouts are seconds of wall clock per evaluation.
-ARENA_GRADER_DEVICE = env_str("ARENA_GRADER_DEVICE", "auto")
+_SANDBOX_CHOICES = ("auto", "bwrap", "docker", "process")
+ARENA_GRADER_DEVICE = env_choice("ARENA_GRADER_DEVICE", "auto", ("auto", "cuda", "cpu"))
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
-ARENA_GRADER_SANDBOX = env_str("ARENA_GRADER_SANDBOX", "auto")
+ARENA_GRADER_SANDBOX = env_choice("ARENA_GRADER_SANDBOX", "auto", _SANDBOX_CHOICES)
 # A GPU worker starts each evaluation's grader children ahead, while it grades the one before
 # (evaluator/engine/prepared.py); on the CPU, where timings are never ranked, children start
 # when needed.
@@ -248,7 +257,7 @@ ARENA_CONCEALED_VARIABLES = (
 
 # Agent runs (arena/runs.py): like the grader's candidate, only in a sandbox that isolates
 # ("auto": bwrap, else docker); the model's API is reached through an allow-listed proxy.
-ARENA_AGENT_SANDBOX = env_str("ARENA_AGENT_SANDBOX", "auto")
+ARENA_AGENT_SANDBOX = env_choice("ARENA_AGENT_SANDBOX", "auto", _SANDBOX_CHOICES)
 # Memory of an agent's whole process tree, in MiB (0: no cap), held by a cgroup where the host
 # can make one and by the container under docker; a plain process without a cgroup has none.
 ARENA_AGENT_MEMORY_MB = env_int("ARENA_AGENT_MEMORY_MB", 16384, minimum=0)

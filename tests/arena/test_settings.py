@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -84,6 +86,24 @@ def test_bad_boolean_in_the_environment_stops_start_up():
     out = load_settings({"ARENA_SECRET_KEY": "k", "ARENA_DEBUG": "maybe"}, "s.DEBUG")
     assert out.returncode != 0
     assert "ARENA_DEBUG='maybe' is not a boolean" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "refused", "given", "read"),
+    [
+        ("ARENA_GRADER_DEVICE", "gpu", " CPU ", "cpu"),
+        ("ARENA_GRADER_SANDBOX", "bwarp", "BWRAP", "bwrap"),
+        ("ARENA_AGENT_SANDBOX", "vm", "docker", "docker"),
+    ],
+)
+def test_a_choice_outside_its_list_stops_start_up_naming_the_variable(
+    variable, refused, given, read
+):
+    out = load_settings({"ARENA_SECRET_KEY": "k", variable: refused}, "s.DEBUG")
+    assert out.returncode != 0
+    assert f"{variable}={refused!r} is not one of" in out.stderr
+    chosen = load_settings({"ARENA_SECRET_KEY": "k", variable: given}, f"s.{variable}")
+    assert chosen.stdout.strip() == read, chosen.stderr
 
 
 def test_celery_app_has_four_queues_and_late_acks_for_gpu_work():
