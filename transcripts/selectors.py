@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 from typing import TYPE_CHECKING, Any
 
-from transcripts.formats.schema import (
-    Event,
-    EventKind,
-    MalformedLine,
-    Thread,
-    Transcript,
-    Turn,
-    Usage,
-)
+from transcripts.formats.schema import Transcript
 from transcripts.models import Trajectory
 from transcripts.render import RunContext
 
@@ -23,47 +14,12 @@ if TYPE_CHECKING:
     from arena.models import Run
     from evaluator.models import Evaluation
 
-_KINDS = {kind.value for kind in EventKind}
-# Fields rebuilt from nested dicts by the functions below, not passed through.
-_NESTED = {"threads", "malformed", "turns", "usage", "events"}
-_FIELDS: dict[type, set[str]] = {}
-
 
 def trajectory_transcript(*, trajectory: Trajectory) -> Transcript:
     """The normalized transcript stored beside the raw log (already redacted)."""
     with trajectory.normalized.open("rb") as stored:
         document = json.loads(gzip.decompress(stored.read()))
-    return transcript_from_dict(document)
-
-
-def transcript_from_dict(data: dict[str, Any]) -> Transcript:
-    """The inverse of Transcript.to_dict(); keys a later schema dropped are ignored."""
-    return Transcript(
-        **_known(Transcript, data),
-        threads=[_thread(t) for t in data.get("threads", [])],
-        malformed=[MalformedLine(**_known(MalformedLine, m)) for m in data.get("malformed", [])],
-    )
-
-
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = _FIELDS.setdefault(cls, {f.name for f in dataclasses.fields(cls)} - _NESTED)
-    return {key: value for key, value in data.items() if key in names}
-
-
-def _thread(data: dict[str, Any]) -> Thread:
-    return Thread(**_known(Thread, data), turns=[_turn(t) for t in data.get("turns", [])])
-
-
-def _turn(data: dict[str, Any]) -> Turn:
-    usage = Usage(**_known(Usage, data["usage"])) if data.get("usage") else None
-    events = [_event(e) for e in data.get("events", [])]
-    return Turn(**_known(Turn, data), usage=usage, events=events)
-
-
-def _event(data: dict[str, Any]) -> Event:
-    fields = _known(Event, data)
-    fields["kind"] = EventKind(fields["kind"] if fields.get("kind") in _KINDS else "unknown")
-    return Event(**fields)
+    return Transcript.from_dict(document)
 
 
 def transcript_run_context(*, run: Run, download_url: str, run_url: str) -> RunContext:

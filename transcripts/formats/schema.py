@@ -8,7 +8,7 @@ and their usage is rolled up separately from the main thread's so that nothing c
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -151,3 +151,42 @@ class Transcript:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Transcript:
+        """The inverse of to_dict(); keys a later schema dropped are ignored, and an event kind
+        this schema does not know reads as "unknown"."""
+        return cls(
+            **_known(cls, data),
+            threads=[_thread(t) for t in data.get("threads", [])],
+            malformed=[
+                MalformedLine(**_known(MalformedLine, m)) for m in data.get("malformed", [])
+            ],
+        )
+
+
+# Fields from_dict rebuilds from nested dicts, not passed through.
+_NESTED = {"threads", "malformed", "turns", "usage", "events"}
+_FIELDS: dict[type, set[str]] = {}
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = _FIELDS.setdefault(cls, {f.name for f in fields(cls)} - _NESTED)
+    return {key: value for key, value in data.items() if key in names}
+
+
+def _thread(data: dict[str, Any]) -> Thread:
+    return Thread(**_known(Thread, data), turns=[_turn(t) for t in data.get("turns", [])])
+
+
+def _turn(data: dict[str, Any]) -> Turn:
+    usage = Usage(**_known(Usage, data["usage"])) if data.get("usage") else None
+    events = [_event(e) for e in data.get("events", [])]
+    return Turn(**_known(Turn, data), usage=usage, events=events)
+
+
+def _event(data: dict[str, Any]) -> Event:
+    known = _known(Event, data)
+    kinds = {kind.value for kind in EventKind}
+    known["kind"] = EventKind(known["kind"] if known.get("kind") in kinds else "unknown")
+    return Event(**known)

@@ -127,13 +127,13 @@ def test_a_hidden_run_has_no_public_transcript(client, graded_run):
 
 def test_stored_transcripts_read_back_equal_to_what_was_parsed():
     from tests.transcripts.render.injection import hostile_transcript
-    from transcripts.selectors import transcript_from_dict
+    from transcripts.formats.schema import Transcript
 
     transcript = hostile_transcript()
     document = transcript.to_dict()
-    assert transcript_from_dict(document) == transcript
+    assert Transcript.from_dict(document) == transcript
     document["threads"][0]["turns"][0]["events"][0]["kind"] = "from-a-later-version"
     document["threads"][0]["turns"][0]["events"][0]["new_field"] = 1
     document["added_later"] = True
-    read = transcript_from_dict(document)
+    read = Transcript.from_dict(document)
     assert read.threads[0].turns[0].events[0].kind == "unknown"
