@@ -119,8 +119,9 @@ def evaluate(
     device = resolve_device(device)
     result = _new_result(spec, solution_path, device)
     result.phases["setup"] = round(time.monotonic() - started, 3)
-    with _scratch(device, result.environment, options) as (tmp, slot):
-        _Evaluation(spec, solution_path, device, options, tmp, result, slot).run()
+    launcher = _Launcher(device, target_arch(device, result.environment, options), options)
+    with _scratch(launcher) as (tmp, slot):
+        _Evaluation(spec, solution_path, launcher, tmp, result, slot).run()
     result.wall_s = round(time.monotonic() - started, 3)
     result.phases["other"] = round(result.wall_s - sum(result.phases.values()), 3)
     return result
@@ -177,12 +178,10 @@ def scratch_root() -> str | None:
 
 
 @contextlib.contextmanager
-def _scratch(
-    device: str, environment: dict[str, Any], options: EvaluateOptions
-) -> Iterator[tuple[Path, prepared.Slot | None]]:
+def _scratch(launcher: "_Launcher") -> Iterator[tuple[Path, prepared.Slot | None]]:
     """The evaluation's private folder: a prepared slot's, with its children waiting in it, or
     a new one where children start cold."""
-    slot = _prepared_slot(device, environment, options) if options.prepared else None
+    slot = _prepared_slot(launcher) if launcher.options.prepared else None
     if slot is None:
         with private_scratch("arena-eval", root=scratch_root()) as tmp:
             yield tmp, None
@@ -193,12 +192,9 @@ def _scratch(
         prepared.discard_slot(slot)
 
 
-def _prepared_slot(
-    device: str, environment: dict[str, Any], options: EvaluateOptions
-) -> prepared.Slot | None:
+def _prepared_slot(launcher: "_Launcher") -> prepared.Slot | None:
     """None where the sandbox cannot start children ahead (docker) or cannot start at all: the
     evaluation then starts them cold, and reports a sandbox that fails as it always has."""
-    launcher = _Launcher(device, target_arch(device, environment, options), options)
     try:
         if not launcher.sandbox(sandboxed=True).preparable:
             return None
@@ -345,15 +341,14 @@ class _Evaluation:
         self,
         spec: TaskSpec,
         solution: Path,
-        device: str,
-        options: EvaluateOptions,
+        launcher: "_Launcher",
         workdir: Path,
         result: EvalResult,
         slot: prepared.Slot | None = None,
     ) -> None:
-        self.spec, self.device, self.options, self.result = spec, device, options, result
-        self.slot = slot
-        self.timed = device == "cuda"
+        self.spec, self.result, self.slot, self.launcher = spec, result, slot, launcher
+        self.device, self.options = launcher.device, launcher.options
+        self.timed = self.device == "cuda"
         self.candidate_dir = workdir / "candidate"
         self.judge_dir = workdir / "judge"
         self.io_dir = self.candidate_dir / "io"
@@ -363,9 +358,8 @@ class _Evaluation:
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
         self.cached_baselines: dict[str, Any] = {}
         self.candidate_graphs: dict[str, bool] = {}
-        self.arch = target_arch(device, result.environment, options)
-        self.launcher = _Launcher(device, self.arch, options)
-        self.build_root = Path(options.build_cache) if options.build_cache else None
+        self.arch = launcher.arch
+        self.build_root = Path(self.options.build_cache) if self.options.build_cache else None
         self.build_key = builds.build_key(
             source=self.solution.read_bytes(),
             torch_version=str(result.environment.get("torch", "")),
