@@ -27,6 +27,7 @@ from evaluator.engine.sandbox import (
     Limits,
     Outcome,
     ProcessSandbox,
+    Running,
     SandboxError,
     namespace_egress,
 )
@@ -102,6 +103,20 @@ class DockerSandbox(ProcessSandbox):
     isolates = True
     # A container is started per job (run() below), never ahead of it.
     preparable = False
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        workdir: Path,
+        env: Mapping[str, str],
+        limits: Limits,
+        readable: Sequence[Path] = (),
+        allow_hosts: Sequence[str] = (),
+        prepared: bool = False,
+    ) -> Running:
+        # The process backend's start() would run argv on the host, outside any container.
+        raise SandboxError("the docker sandbox starts a container per job: use run()")
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image or os.environ.get("ARENA_SANDBOX_IMAGE") or DEFAULT_IMAGE

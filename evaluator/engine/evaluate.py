@@ -255,16 +255,29 @@ class _Launcher:
             extra["TORCH_CUDA_ARCH_LIST"] = self.arch
         return scrubbed_env(extra, home=workdir)
 
-    def start(self, role: str, workdir: Path, *, prepared: bool = True) -> Running:
-        first = [str(workdir / "job.json")] if not prepared else ["--prepared"]
+    def start(self, role: str, workdir: Path) -> Running:
+        """A child started ahead of its job, for a prepared slot (preparable backends only)."""
         return self.sandbox(sandboxed=role == "candidate").start(
-            [sys.executable, "-m", "evaluator.engine.child", *first],
+            [sys.executable, "-m", "evaluator.engine.child", "--prepared"],
             workdir=workdir,
             env=self.env(workdir),
-            limits=Limits(timeout_s=self.options.timeout_s, memory_bytes=self.memory_cap()),
+            limits=self.limits(),
             readable=[ENGINE_ROOT / "evaluator"],
-            prepared=prepared,
+            prepared=True,
         )
+
+    def run(self, role: str, workdir: Path) -> Outcome:
+        """A child started for its job (workdir/job.json), through the backend's own run()."""
+        return self.sandbox(sandboxed=role == "candidate").run(
+            [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")],
+            workdir=workdir,
+            env=self.env(workdir),
+            limits=self.limits(),
+            readable=[ENGINE_ROOT / "evaluator"],
+        )
+
+    def limits(self) -> Limits:
+        return Limits(timeout_s=self.options.timeout_s, memory_bytes=self.memory_cap())
 
 
 @contextlib.contextmanager
@@ -599,14 +612,14 @@ class _Evaluation:
             # so the job starts cold rather than be judged by a child that never ran it.
             running.discard()
             running = None
-        if running is not None:
-            running.hand(str(job_path))
+        if running is None:
+            outcome = self.launcher.run(role, workdir)
         else:
-            running = self.launcher.start(role, workdir, prepared=False)
-        # Every child ends by itself before the evaluation goes on: what a candidate leaves
-        # running is seen, and a child's GPU memory is back before the next child needs it
-        # (a killed one's comes back only some time after it is reaped).
-        outcome = running.wait(self.options.timeout_s)
+            running.hand(str(job_path))
+            # It ends by itself before the evaluation goes on, as a cold child does: what a
+            # candidate leaves running is seen, and a child's GPU memory is back before the
+            # next child needs it (a killed one's comes back only a while after it is reaped).
+            outcome = running.wait(self.options.timeout_s)
         self.result.phases.update(_phases(role, launched, time.monotonic(), outcome))
         return outcome
 
