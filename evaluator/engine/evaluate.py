@@ -204,9 +204,7 @@ def _prepared_slot(launcher: "_Launcher") -> prepared.Slot | None:
 
 
 def _new_scratch() -> Path:
-    root = Path(scratch_root() or tempfile.gettempdir())
-    _sweep_stale_scratch(root, "arena-eval")
-    return Path(tempfile.mkdtemp(prefix=f"arena-eval-{os.getpid()}-", dir=root))
+    return new_private_folder("arena-eval", root=scratch_root())
 
 
 class _Launcher:
@@ -286,8 +284,21 @@ def private_scratch(prefix: str, *, root: str | None = None) -> Iterator[Path]:
     a later evaluation removes what a killed worker left (candidate outputs, built extensions)."""
     folder = Path(root or tempfile.gettempdir())
     _sweep_stale_scratch(folder, prefix)
-    with tempfile.TemporaryDirectory(prefix=f"{prefix}-{os.getpid()}-", dir=folder) as tmp:
+    with tempfile.TemporaryDirectory(prefix=_owned_prefix(prefix), dir=folder) as tmp:
         yield Path(tmp)
+
+
+def new_private_folder(prefix: str, *, root: str | None = None) -> Path:
+    """A folder named as private_scratch names its own, for the caller to remove (a prepared
+    slot's, prepared.discard_slot)."""
+    folder = Path(root or tempfile.gettempdir())
+    _sweep_stale_scratch(folder, prefix)
+    return Path(tempfile.mkdtemp(prefix=_owned_prefix(prefix), dir=folder))
+
+
+def _owned_prefix(prefix: str) -> str:
+    # The pid in the name lets _sweep_stale_scratch remove what a killed worker left.
+    return f"{prefix}-{os.getpid()}-"
 
 
 def _sweep_stale_scratch(folder: Path, prefix: str) -> None:

@@ -2,7 +2,7 @@
 start-up (an interpreter importing torch and triton: about 5 s on a GPU host, three times per
 evaluation: probe, candidate, judge).
 
-A prepared slot is one evaluation's private scratch folder (evaluate.private_scratch) with three
+A prepared slot is one evaluation's private scratch folder (evaluate.new_private_folder) with three
 children already started in it, each waiting on stdin for its job (child.prepared_main): the
 candidate in the isolating sandbox of the evaluation's options, bound to the slot's candidate
 folder as a cold start would be; the probe and the judge as plain processes, which run only our
@@ -19,6 +19,7 @@ settings (device, sandbox, architecture, memory cap) is let go, never reused.
 
 import atexit
 import contextlib
+import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -95,7 +96,23 @@ def start_slot(key: tuple[object, ...], folder: Path, starter: Starter) -> Slot:
 
 def discard_slot(slot: Slot) -> None:
     slot.release()
-    shutil.rmtree(slot.folder, ignore_errors=True)
+    _remove(slot.folder)
+
+
+def _remove(folder: Path) -> None:
+    """The slot's folder and all a candidate left in it, folders it made unreadable included
+    (as tempfile.TemporaryDirectory removes a private_scratch)."""
+
+    def writable_again(function: object, path: str, _: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, onerror=writable_again)
+            else:
+                os.unlink(path)
+
+    shutil.rmtree(folder, onerror=writable_again)
 
 
 POOL = Pool()
