@@ -234,6 +234,8 @@ ARENA_GRADER_SANDBOX = env_choice("ARENA_GRADER_SANDBOX", "auto", _SANDBOX_CHOIC
 # (evaluator/engine/prepared.py); on the CPU, where timings are never ranked, children start
 # when needed.
 ARENA_GRADER_PREPARED = env_bool("ARENA_GRADER_PREPARED", True)
+# How many evaluations' children it keeps started ahead (each about 1.5 GB of host memory).
+ARENA_GRADER_PREPARED_AHEAD = env_int("ARENA_GRADER_PREPARED_AHEAD", 2, minimum=1)
 # An evaluation is held for twice the timeout plus this margin (starting children, comparing,
 # storing); a worker that dies holding one leaves it to the next sweep once that runs out.
 ARENA_GRADER_LEASE_MARGIN_S = env_int("ARENA_GRADER_LEASE_MARGIN_S", 300, minimum=1)

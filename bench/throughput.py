@@ -2,7 +2,7 @@
 evaluation, evaluations per GPU-hour, and where one evaluation's wall time goes.
 
     python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--out FILE]
-    python bench/throughput.py sweep [--tree var/device/kb] [--passes 2] [--out FILE]
+    python bench/throughput.py sweep [--tree var/device/kb] [--passes 2] [--deadline-s S]
 
 pairs: (a) each (problem, solution) pair graded by our grader, once with children started cold
   and `--repeats` times with prepared children (a GPU worker's setting), and `--repeats` times by
@@ -182,7 +182,9 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     specs = []
-    for solution in sorted(SOLUTIONS.glob("level_1_problem_*_sample_0_kernel.py")):
+    index, count = (int(x) for x in args.part.split("/"))
+    every = sorted(SOLUTIONS.glob("level_1_problem_*_sample_0_kernel.py"), key=solution_number)
+    for solution in every[index::count]:
         problem = kb_problem(args.tree, solution_number(solution))
         if problem is not None:
             specs.append((problem.stem, load_task(problem), solution, problem))
@@ -193,16 +195,21 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         built = {"error": repr(exc)}
     options = EvaluateOptions(prepared=True, build_cache=str(cache), compile_baseline=False)
     passes = []
+    deadline = time.monotonic() + args.deadline_s
     for number in range(args.passes):
         started = time.monotonic()
-        rows = [
-            grade(spec, solution, options, problem=name, pass_=number)
-            for name, spec, solution, _ in specs
-        ]
+        rows = []
+        for name, spec, solution, _ in specs:
+            if time.monotonic() > deadline:
+                break
+            rows.append(grade(spec, solution, options, problem=name, pass_=number))
+        if not rows:
+            break
         wall_s = time.monotonic() - started
         passes.append(
             {
                 "pass": number,
+                "complete": len(rows) == len(specs),
                 "evaluations": len(rows),
                 "wall_s": round(wall_s, 1),
                 "evaluations_per_gpu_hour": round(len(rows) * 3600 / wall_s, 1),
@@ -222,7 +229,7 @@ def build_stage(specs: list[tuple[str, Any, Path, Path]], cache: Path) -> dict[s
     from concurrent.futures import ProcessPoolExecutor
 
     cuda = [
-        (spec, solution) for _, spec, solution in specs if "load_inline" in solution.read_text()
+        (spec, solution) for _, spec, solution, _ in specs if "load_inline" in solution.read_text()
     ]
     started = time.monotonic()
     with ProcessPoolExecutor(max_workers=max(1, len(cuda))) as pool:
@@ -258,6 +265,10 @@ def main() -> int:
     parser.add_argument("--no-cold", action="store_true", help="pairs: no cold evaluation")
     parser.add_argument("--only", default="", help="pairs whose name holds this")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the bench itself")
+    parser.add_argument("--part", default="0/1", help="sweep: every Nth solution from the Ith")
+    parser.add_argument(
+        "--deadline-s", type=float, default=float("inf"), help="sweep: no grading starts after"
+    )
     args = parser.parse_args()
     DEVICE[0] = args.device
     import torch

@@ -81,6 +81,7 @@ def grader_options() -> EvaluateOptions:
         build_cache=str(settings.ARENA_BUILD_CACHE),
         prepared=settings.ARENA_GRADER_PREPARED
         and resolve_device(settings.ARENA_GRADER_DEVICE) == "cuda",
+        prepared_ahead=settings.ARENA_GRADER_PREPARED_AHEAD,
     )
 
 

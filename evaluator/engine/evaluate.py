@@ -86,10 +86,14 @@ class EvaluateOptions:
     # ready and starts the next. For a process that grades one evaluation after another (a GPU
     # worker, grade_suite); a one-off evaluation would only start children it never uses.
     prepared: bool = False
+    # How many evaluations' children are kept started ahead (prepared.Pool).
+    prepared_ahead: int = 2
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
             raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
+        if self.prepared_ahead < 1:
+            raise ValueError(f"prepared_ahead must be at least 1, not {self.prepared_ahead}")
 
 
 def resolve_device(device: str) -> str:
@@ -189,7 +193,7 @@ def _scratch(launcher: "_Launcher") -> Iterator[tuple[Path, prepared.Slot | None
     try:
         yield slot.folder, slot
     finally:
-        prepared.discard_slot(slot)
+        prepared.retire_slot(slot)
 
 
 def _prepared_slot(launcher: "_Launcher") -> prepared.Slot | None:
@@ -198,7 +202,9 @@ def _prepared_slot(launcher: "_Launcher") -> prepared.Slot | None:
     try:
         if not launcher.sandbox(sandboxed=True).preparable:
             return None
-        return prepared.POOL.take(launcher.key(), _new_scratch, launcher.start)
+        return prepared.POOL.take(
+            launcher.key(), _new_scratch, launcher.start, launcher.options.prepared_ahead
+        )
     except SandboxError:
         return None
 

@@ -2,21 +2,24 @@
 
 A case writes two files: `<stem>.json`, a small header (each output's dtype, shape and byte
 count), and `<stem>.bin`, the outputs' bytes back to back, each at a 64-byte aligned offset. Both
-sides move device bytes through one pinned buffer a chunk at a time (the candidate into the file,
-the judge from it into device memory), so a multi-GB output is never pickled, checksummed or held
-twice in host memory; where the judge's device has no room, it maps the file privately and
-compares chunk by chunk (compare.py). No pickle is read either: the judge trusts nothing in the
-header beyond what it checks against the file's size.
+sides map the file and move device bytes through two pinned buffers in turn, a chunk at a time:
+while one chunk crosses the bus, the one before is copied between its pinned buffer and the
+mapped file by all of the process's CPU threads (a plain write() of a chunk takes the file's lock
+and allocates its pages on one core: at upstream KernelBench's level-1 sizes, 6.4 GB per case, that
+one core was most of an evaluation's wall time). A multi-GB output is never pickled, checksummed
+or held twice in host memory; where the judge's device has no room, it maps the file privately
+and compares chunk by chunk (compare.py). No pickle is read either: the judge trusts nothing in
+the header beyond what it checks against the file's size.
 """
 
 import json
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torch
 
 ALIGN_BYTES = 64
-# Bytes moved between the device and a file per step (one pinned buffer per process).
+# Bytes moved between the device and a file per step (two pinned buffers per process).
 STAGING_BYTES = 64 * 1024**2
 HEADER_MAX_BYTES = 1 << 20
 DTYPES = {
@@ -56,11 +59,16 @@ def write_outputs(stem: Path, outputs: list[torch.Tensor]) -> None:
         name = str(tensor.dtype).removeprefix("torch.")
         entries.append({"dtype": name, "shape": list(tensor.shape), "offset": offset})
         offset = _aligned(offset + nbytes)
-    with stem.with_suffix(".bin").open("wb") as fh:
-        for tensor, entry in zip(outputs, entries, strict=True):
-            fh.seek(int(entry["offset"]))
-            _write_bytes(fh, _flat_bytes(tensor))
+    data = stem.with_suffix(".bin")
+    with data.open("wb") as fh:
         fh.truncate(offset)
+    if offset:
+        mapped = torch.from_file(str(data), shared=True, size=offset, dtype=torch.uint8)
+        for tensor, entry in zip(outputs, entries, strict=True):
+            flat = _flat_bytes(tensor)
+            start = int(entry["offset"])
+            _to_host(flat, mapped[start : start + flat.numel()])
+        del mapped
     # The header last: its presence says the bytes are complete.
     stem.with_suffix(".json").write_text(json.dumps({"bytes": offset, "outputs": entries}))
 
@@ -70,26 +78,52 @@ def _flat_bytes(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().reshape(-1).contiguous().view(torch.uint8)
 
 
-def _write_bytes(fh: BinaryIO, flat: torch.Tensor) -> None:
-    """Device bytes pass through a pinned buffer a chunk at a time: a copy from device memory
-    into a file's pages directly runs at a fraction of the bus's speed."""
+def _to_host(flat: torch.Tensor, dest: torch.Tensor) -> None:
+    """Device bytes into mapped host pages: chunk k+1 crosses the bus into one pinned buffer
+    while chunk k is copied out of the other."""
     if flat.device.type != "cuda":
-        fh.write(flat.numpy().data)
+        dest.copy_(flat)
         return
-    staging = _staging_buffer()
-    for start in range(0, flat.numel(), STAGING_BYTES):
-        count = min(STAGING_BYTES, flat.numel() - start)
-        staging[:count].copy_(flat[start : start + count])
-        fh.write(staging[:count].numpy().data)
+    staging, done = _staging_buffers(), _events()
+    pending: tuple[int, int, int] | None = None
+    for step, start in enumerate(range(0, flat.numel(), STAGING_BYTES)):
+        which, count = step % 2, min(STAGING_BYTES, flat.numel() - start)
+        staging[which][:count].copy_(flat[start : start + count], non_blocking=True)
+        done[which].record()
+        if pending is not None:
+            _drain(pending, staging, done, dest)
+        pending = (which, start, count)
+    if pending is not None:
+        _drain(pending, staging, done, dest)
+
+
+def _drain(
+    pending: tuple[int, int, int],
+    staging: list[torch.Tensor],
+    done: list[Any],
+    dest: torch.Tensor,
+) -> None:
+    which, start, count = pending
+    done[which].synchronize()
+    dest[start : start + count].copy_(staging[which][:count])
 
 
 _STAGING: list[torch.Tensor] = []
+_EVENTS: list[Any] = []
 
 
-def _staging_buffer() -> torch.Tensor:
+def _staging_buffers() -> list[torch.Tensor]:
     if not _STAGING:
-        _STAGING.append(torch.empty(STAGING_BYTES, dtype=torch.uint8, pin_memory=True))
-    return _STAGING[0]
+        _STAGING.extend(
+            torch.empty(STAGING_BYTES, dtype=torch.uint8, pin_memory=True) for _ in range(2)
+        )
+    return _STAGING
+
+
+def _events() -> list[Any]:
+    if not _EVENTS:
+        _EVENTS.extend(torch.cuda.Event() for _ in range(2))
+    return _EVENTS
 
 
 def _region(
@@ -129,20 +163,22 @@ def read_outputs(stem: Path, device: str = "cpu") -> list[torch.Tensor]:
 
 
 def _on_device(data: Path, total: int) -> torch.Tensor | None:
+    """The file's bytes in device memory: chunk k is copied from the mapped file into one
+    pinned buffer while chunk k-1 crosses the bus from the other."""
     try:
         loaded = torch.empty(total, dtype=torch.uint8, device="cuda")
     except torch.OutOfMemoryError:
         return None
-    staging = _staging_buffer()
-    view = staging.numpy()
-    start = 0
-    with data.open("rb") as fh:
-        while start < total:
-            count = fh.readinto(view[: min(STAGING_BYTES, total - start)].data)
-            if not count:
-                raise OutputFileError("the output file ended before its header's size")
-            loaded[start : start + count].copy_(staging[:count])
-            start += count
+    mapped = torch.from_file(str(data), shared=False, size=total, dtype=torch.uint8)
+    staging, done = _staging_buffers(), _events()
+    for step, start in enumerate(range(0, total, STAGING_BYTES)):
+        which, count = step % 2, min(STAGING_BYTES, total - start)
+        if step >= 2:
+            done[which].synchronize()
+        staging[which][:count].copy_(mapped[start : start + count])
+        loaded[start : start + count].copy_(staging[which][:count], non_blocking=True)
+        done[which].record()
+    torch.cuda.current_stream().synchronize()
     return loaded
 
 

@@ -12,16 +12,19 @@ waiting child holds no GPU memory and no GPU state carries over. Each child
 serves one job and ends; a slot serves one evaluation. Its clock (timeout, wall time) starts at
 the hand-over, and the sandbox, limits and environment are those of a cold start.
 
-One slot is kept ready per process (a GPU worker grades one evaluation at a time); taking it
-starts the next, so that the next evaluation finds its children ready. A slot prepared for other
-settings (device, sandbox, architecture, memory cap) is let go, never reused.
+Slots are kept ready per process (a GPU worker grades one evaluation at a time), two by default
+(EvaluateOptions.prepared_ahead); taking one starts its replacement on a thread, so that the next
+evaluations find their children ready. A slot prepared for other settings (device, sandbox,
+architecture, memory cap) is let go, never reused.
 """
 
 import atexit
 import contextlib
 import os
+import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +46,9 @@ class Slot:
     def take(self, role: str) -> Running | None:
         return self.children.pop(role, None)
 
+    def is_prepared(self) -> bool:
+        return all(running.is_prepared() for running in self.children.values())
+
     def release(self) -> None:
         """Let go of the children no job was handed to (a probe that the cache made needless,
         or all of them where the evaluation stopped early)."""
@@ -53,32 +59,93 @@ class Slot:
 
 
 class Pool:
+    """Slots ready ahead for one process's evaluations: taking one starts its replacement on a
+    thread, off the evaluation's clock. Several are kept ahead where evaluations are short: a
+    slot's children need about 10 s to import and warm up, and a small level-1 problem grades in
+    less, so with one ahead the next evaluation would find its children still importing."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._ready: Slot | None = None
+        self._ready: list[Slot] = []
+        self._starting = 0
+        self._closed = False
+        self._requests: queue.SimpleQueue[tuple[tuple[object, ...], Callable[[], Path], Starter]]
+        self._requests = queue.SimpleQueue()
+        self._starter: threading.Thread | None = None
 
     def take(
-        self, key: tuple[object, ...], make_folder: Callable[[], Path], starter: Starter
+        self,
+        key: tuple[object, ...],
+        make_folder: Callable[[], Path],
+        starter: Starter,
+        ahead: int = 1,
     ) -> Slot:
-        """The ready slot for `key`, or one started now; either way the next is started."""
+        """A ready slot for `key`, or one started now; either way the pool is filled again to
+        `ahead` slots for `key` (slots for other settings are let go)."""
         with self._lock:
-            ready, self._ready = self._ready, None
-        if ready is not None and ready.key != key:
-            discard_slot(ready)
-            ready = None
+            stale = [s for s in self._ready if s.key != key]
+            self._ready = [s for s in self._ready if s.key == key]
+            ready = self._ready.pop(0) if self._ready else None
+            self._closed = False
+        for slot in stale:
+            discard_slot(slot)
         slot = ready or start_slot(key, make_folder(), starter)
-        next_slot = start_slot(key, make_folder(), starter)
-        with self._lock:
-            stale, self._ready = self._ready, next_slot
-        if stale is not None:
-            discard_slot(stale)
+        self._fill(key, make_folder, starter, ahead)
         return slot
+
+    def _fill(
+        self, key: tuple[object, ...], make_folder: Callable[[], Path], starter: Starter, ahead: int
+    ) -> None:
+        with self._lock:
+            missing = max(0, ahead - len(self._ready) - self._starting)
+            self._starting += missing
+            if missing and self._starter is None:
+                # One thread for the process's life: a sandbox that dies with its parent
+                # (bwrap --die-with-parent, PR_SET_PDEATHSIG) goes when the thread that
+                # started it ends, not the process.
+                self._starter = threading.Thread(target=self._serve, daemon=True)
+                self._starter.start()
+        for _ in range(missing):
+            self._requests.put((key, make_folder, starter))
+
+    def _serve(self) -> None:
+        while True:
+            self._start_one(*self._requests.get())
+
+    def _start_one(
+        self, key: tuple[object, ...], make_folder: Callable[[], Path], starter: Starter
+    ) -> None:
+        slot = None
+        # A failure here leaves the next evaluation to start its children cold and report why.
+        with contextlib.suppress(Exception):
+            slot = start_slot(key, make_folder(), starter)
+        with self._lock:
+            self._starting -= 1
+            keep = slot is not None and not self._closed
+            if keep and slot is not None:
+                self._ready.append(slot)
+        if slot is not None and not keep:
+            discard_slot(slot)
+
+    def wait_filled(self, timeout_s: float) -> list[Slot]:
+        """The ready slots once every one has started and its children have finished their
+        imports (or `timeout_s` has passed)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                settled = not self._starting and all(s.is_prepared() for s in self._ready)
+            if settled:
+                break
+            time.sleep(0.05)
+        with self._lock:
+            return list(self._ready)
 
     def close(self) -> None:
         with self._lock:
-            ready, self._ready = self._ready, None
-        if ready is not None:
-            discard_slot(ready)
+            ready, self._ready = self._ready, []
+            self._closed = True
+        for slot in ready:
+            discard_slot(slot)
 
 
 def start_slot(key: tuple[object, ...], folder: Path, starter: Starter) -> Slot:
@@ -97,6 +164,30 @@ def start_slot(key: tuple[object, ...], folder: Path, starter: Starter) -> Slot:
 def discard_slot(slot: Slot) -> None:
     slot.release()
     _remove(slot.folder)
+
+
+def retire_slot(slot: Slot) -> None:
+    """After its evaluation: the children let go now, the folder removed on a thread of its own
+    (freeing gigabytes of outputs in /dev/shm takes seconds, which need not be the next
+    evaluation's). A folder the process leaves behind goes in the stale-folder sweep."""
+    slot.release()
+    _REMOVALS.put(slot.folder)
+    with _REMOVER_LOCK:
+        if not _REMOVER:
+            _REMOVER.append(threading.Thread(target=_remove_queued, daemon=True))
+            _REMOVER[0].start()
+
+
+_REMOVALS: "queue.SimpleQueue[Path]" = queue.SimpleQueue()
+_REMOVER: list[threading.Thread] = []
+_REMOVER_LOCK = threading.Lock()
+
+
+def _remove_queued() -> None:
+    while True:
+        folder = _REMOVALS.get()
+        with contextlib.suppress(OSError):
+            _remove(folder)
 
 
 def _remove(folder: Path) -> None:

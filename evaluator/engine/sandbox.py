@@ -551,6 +551,10 @@ class Running:
         self.started = time.monotonic()
         self.first_message = 0
 
+    def is_prepared(self) -> bool:
+        """Whether a prepared child has said it is ready for its job (imports done)."""
+        return any(m.get("event") == "prepared" for m in list(self.reader.messages))
+
     def hand(self, line: str) -> None:
         """Give a prepared child its job (one line) and start its clock."""
         assert self.proc.stdin is not None, "only a prepared child takes a job"
@@ -591,7 +595,12 @@ class Running:
             returncode=returncode,
             timed_out=timed_out,
             wall_s=wall_s,
-            messages=self.reader.messages[self.first_message :],
+            # A prepared child's readiness is the pool's, not the job's.
+            messages=[
+                m
+                for m in self.reader.messages[self.first_message :]
+                if m.get("event") != "prepared"
+            ],
             log_path=self.log_path,
             leftover_processes=leftovers,
             memory_exceeded=memory_exceeded,

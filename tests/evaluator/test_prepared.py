@@ -1,7 +1,9 @@
 """Children started ahead of their evaluation (evaluator/engine/prepared.py): the same verdicts
 as children started cold, a clock that starts at the hand-over, and nothing left behind."""
 
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 from evaluator.engine import EvaluateOptions, evaluate
 from evaluator.engine import prepared as prepared_module
 from evaluator.engine.baselines import usable
+from evaluator.engine.evaluate import scratch_root
 from evaluator.engine.sandbox import Limits, ProcessSandbox, bwrap_usable
 
 pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
@@ -38,10 +41,16 @@ def verdict(result):
 
 
 def test_prepared_children_give_the_verdicts_of_cold_ones(pool):
-    options = {"timeout_s": 180, "unseen_count": 2, "hidden_seed": "prepared-test"}
+    options = {
+        "timeout_s": 180,
+        "unseen_count": 2,
+        "hidden_seed": "prepared-test",
+        "prepared_ahead": 1,
+    }
     honest = SOLUTIONS / "silu_triton.py"
     cold = evaluate("silu", honest, "cpu", EvaluateOptions(**options))
     first = evaluate("silu", honest, "cpu", EvaluateOptions(prepared=True, **options))
+    pool.wait_filled(120)
     second = evaluate("silu", honest, "cpu", EvaluateOptions(prepared=True, **options))
     assert (
         verdict(cold)
@@ -61,33 +70,65 @@ def test_prepared_children_give_the_verdicts_of_cold_ones(pool):
 def test_a_prepared_failing_solution_fails_as_it_does_cold(pool, tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text(DOUBLES)
-    options = {"timeout_s": 180, "unseen_count": 1, "hidden_seed": "prepared-test"}
+    options = {
+        "timeout_s": 180,
+        "unseen_count": 1,
+        "hidden_seed": "prepared-test",
+        "prepared_ahead": 1,
+    }
     cold = evaluate("silu", broken, "cpu", EvaluateOptions(**options))
     warm = evaluate("silu", broken, "cpu", EvaluateOptions(prepared=True, **options))
     assert verdict(cold) == verdict(warm)
     assert warm.status == "failed" and warm.gates["correctness"].passed is False
 
 
-def test_the_evaluation_leaves_the_next_slot_ready_and_its_own_folder_removed(pool):
-    options = EvaluateOptions(prepared=True, timeout_s=180, unseen_count=1)
-    evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
-    ready = pool._ready
-    assert ready is not None and set(ready.children) == {"candidate", "judge", "probe"}
-    assert all(child.proc.poll() is None for child in ready.children.values())
+def test_the_evaluation_leaves_the_next_slots_ready_and_its_own_folder_removed(pool):
+    options = EvaluateOptions(prepared=True, prepared_ahead=2, timeout_s=180, unseen_count=1)
+    result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    assert result.status == "passed", result.gates
+    ready = pool.wait_filled(120)
+    assert len(ready) == 2
+    for slot in ready:
+        assert set(slot.children) == {"candidate", "judge", "probe"}
+        assert all(child.proc.poll() is None for child in slot.children.values())
+    assert len({slot.folder for slot in ready}) == 2
+    # The evaluation's own folder is removed behind it: only the ready slots' remain.
+    root = Path(scratch_root() or tempfile.gettempdir())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        mine = set(root.glob(f"arena-eval-{os.getpid()}-*"))
+        if mine == {slot.folder for slot in ready}:
+            break
+        time.sleep(0.1)
+    assert mine == {slot.folder for slot in ready}
     pool.close()
-    assert all(child.proc.poll() is not None for child in ready.children.values())
-    assert not ready.folder.exists()
+    for slot in ready:
+        assert all(child.proc.poll() is not None for child in slot.children.values())
+        assert not slot.folder.exists()
 
 
 def test_a_prepared_child_that_died_waiting_is_replaced_by_a_cold_one(pool):
-    options = EvaluateOptions(prepared=True, timeout_s=180, unseen_count=1)
+    options = EvaluateOptions(prepared=True, prepared_ahead=1, timeout_s=180, unseen_count=1)
     evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
-    ready = pool._ready
-    assert ready is not None
+    (ready,) = pool.wait_filled(120)
     ready.children["candidate"].proc.kill()
     ready.children["candidate"].proc.wait()
     result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
     assert result.status == "passed", result.gates
+
+
+def test_slots_prepared_for_other_settings_are_let_go(pool):
+    options = EvaluateOptions(prepared=True, prepared_ahead=1, timeout_s=180, unseen_count=1)
+    evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    (old,) = pool.wait_filled(120)
+    other = EvaluateOptions(
+        prepared=True, prepared_ahead=1, timeout_s=180, unseen_count=1, memory_bytes=6 * 2**30
+    )
+    evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", other)
+    assert all(child.proc.poll() is not None for child in old.children.values())
+    assert not old.folder.exists()
+    (new,) = pool.wait_filled(120)
+    assert new.key != old.key
 
 
 def test_a_prepared_childs_timeout_counts_from_its_hand_over(tmp_path):
