@@ -122,6 +122,10 @@ def main() -> int:
                         }
                     )
                     print(json.dumps(rows[-1]), flush=True)
+                    # What is graded so far, in case the run is cut.
+                    partial = {**report, "pipeline_so_far": _summary(rows, pipeline_start)}
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_text(json.dumps({**partial, "rows": rows}, indent=2))
         end = time.monotonic()
         wall = end - pipeline_start
         steady_wall = end - (first_grading or end)
@@ -153,6 +157,22 @@ def main() -> int:
     out.write_text(json.dumps(report, indent=2))
     print(json.dumps(report["summary"]))
     return 0
+
+
+def _summary(rows: list[dict], start: float) -> dict:
+    """The GPU loop's idle share so far: its wall time less the time it spent grading."""
+    wall = time.monotonic() - start
+    busy = sum(r["gpu_wall_s"] for r in rows)
+    first_wait = rows[0]["gpu_waited_s"] if rows else 0.0
+    return {
+        "graded": len(rows),
+        "wall_s": round(wall, 2),
+        "gpu_busy_s": round(busy, 2),
+        "gpu_idle_share": round(1 - busy / wall, 3) if wall else None,
+        "gpu_idle_share_after_first_build": round(1 - busy / (wall - first_wait), 3)
+        if wall > first_wait
+        else None,
+    }
 
 
 def _timed_build(solution: Path, arch: str, options: EvaluateOptions, start: float):

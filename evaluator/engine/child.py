@@ -14,6 +14,7 @@ One shape's tensors are alive at a time in each child; caches are emptied betwee
 
 import contextlib
 import copy
+import errno
 import json
 import os
 import sys
@@ -277,7 +278,13 @@ class _Candidate:
         if all(_is_alias_violation(v) for v in violations):
             self.audit.active = False
             # Only each output's own elements are written, never the rest of a storage it views.
-            write_outputs(self.io_dir / f"out_{index}_{case_index}", outputs)
+            try:
+                write_outputs(self.io_dir / f"out_{index}_{case_index}", outputs)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                # The grader's scratch space is full: the host checks that it is (evaluate.py).
+                raise _StageError("scratch_full", _describe(exc), index) from None
             self.audit.active = True
 
     def _profile_report(self, profile: Any, launches_before: int) -> dict[str, Any]:
@@ -622,11 +629,14 @@ def _judge_case(
     if case.distribution != "problem" and not _all_finite(expected):
         reason = f"reference is not finite on {case.distribution} inputs"
         return {**where, "skipped": True, "reason": reason}
+    stem = io_dir / f"out_{index}_{case_index}"
     try:
-        actual = read_outputs(io_dir / f"out_{index}_{case_index}", device)
+        actual = read_outputs(stem, device)
     except OutputFileError as exc:
         return {**where, "correct": False, "reason": str(exc)}
     verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
+    # Read once: its room goes back now (a mapped file's pages once its tensors are freed).
+    stem.with_suffix(".bin").unlink(missing_ok=True)
     message: dict[str, Any] = {
         **where,
         "correct": verdict.correct,

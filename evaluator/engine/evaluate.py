@@ -60,6 +60,8 @@ LOG_TAIL_BYTES = 64 * 1024
 BASE_SEED = 0
 SHM_DIR = "/dev/shm"  # noqa: S108 - created private per evaluation by TemporaryDirectory
 SHM_MIN_FREE_BYTES = 32 * 1024**3
+# A scratch file system with less than this free (or 2% of its size) counts as full.
+SCRATCH_FULL_BYTES = 1024**3
 
 
 @dataclass
@@ -185,6 +187,7 @@ def scratch_root() -> str | None:
 def _scratch(launcher: "_Launcher") -> Iterator[tuple[Path, prepared.Slot | None]]:
     """The evaluation's private folder: a prepared slot's, with its children waiting in it, or
     a new one where children start cold."""
+    prepared.wait_removed()
     slot = _prepared_slot(launcher) if launcher.options.prepared else None
     if slot is None:
         with private_scratch("arena-eval", root=scratch_root()) as tmp:
@@ -428,7 +431,7 @@ class _Evaluation:
             return self._sandbox_error(str(exc))
         self.result.log = _log_tail(candidate.log_path)
         self._store_build(candidate)
-        busy = _device_busy(candidate)
+        busy = _device_busy(candidate) or _scratch_full(candidate, self.io_dir)
         if busy is not None:
             return self._grader_error(*busy)
         if self._stopped_early(candidate):
@@ -945,6 +948,24 @@ def _device_busy(outcome: Outcome) -> tuple[str, str, dict[str, Any]] | None:
         if message["event"] in ("error", "shape_error") and message.get("stage") == "device_busy":
             reason = (
                 "grader error: the GPU ran out of memory while other processes held it: "
+                "this is not the solution's failure"
+            )
+            return "correctness", reason, {"error": message["message"][-4000:]}
+    return None
+
+
+def _scratch_full(outcome: Outcome, io_dir: Path) -> tuple[str, str, dict[str, Any]] | None:
+    """(gate, reason, detail) where the candidate's process could not write a case's outputs
+    because the grader's scratch space is full, and this process sees that it is (a solution
+    that only says so fails as any other error would)."""
+    for message in outcome.messages:
+        if message["event"] in ("error", "shape_error") and message.get("stage") == "scratch_full":
+            usage = shutil.disk_usage(io_dir)
+            if usage.free > max(SCRATCH_FULL_BYTES, usage.total // 50):
+                return None
+            reason = (
+                "grader error: the grader's scratch space for outputs is full "
+                f"({usage.free / 2**30:.1f} GiB free of {usage.total / 2**30:.1f} GiB): "
                 "this is not the solution's failure"
             )
             return "correctness", reason, {"error": message["message"][-4000:]}

@@ -168,26 +168,42 @@ def discard_slot(slot: Slot) -> None:
 
 def retire_slot(slot: Slot) -> None:
     """After its evaluation: the children let go now, the folder removed on a thread of its own
-    (freeing gigabytes of outputs in /dev/shm takes seconds, which need not be the next
-    evaluation's). A folder the process leaves behind goes in the stale-folder sweep."""
+    (freeing gigabytes of outputs in /dev/shm takes seconds, which need not be this evaluation's;
+    the next waits for it, wait_removed). A folder the process leaves behind goes in the
+    stale-folder sweep."""
     slot.release()
-    _REMOVALS.put(slot.folder)
-    with _REMOVER_LOCK:
+    with _REMOVED:
+        _PENDING.append(slot.folder)
         if not _REMOVER:
-            _REMOVER.append(threading.Thread(target=_remove_queued, daemon=True))
+            _REMOVER.append(threading.Thread(target=_remove_pending, daemon=True))
             _REMOVER[0].start()
+        _REMOVED.notify_all()
 
 
-_REMOVALS: "queue.SimpleQueue[Path]" = queue.SimpleQueue()
+_PENDING: list[Path] = []
 _REMOVER: list[threading.Thread] = []
-_REMOVER_LOCK = threading.Lock()
+_REMOVED = threading.Condition()
 
 
-def _remove_queued() -> None:
+def _remove_pending() -> None:
     while True:
-        folder = _REMOVALS.get()
+        with _REMOVED:
+            while not _PENDING:
+                _REMOVED.wait()
+            folder = _PENDING[0]
         with contextlib.suppress(OSError):
             _remove(folder)
+        with _REMOVED:
+            _PENDING.remove(folder)
+            _REMOVED.notify_all()
+
+
+def wait_removed(timeout_s: float = 120.0) -> None:
+    """Until the folders retired so far are gone: an evaluation's outputs need the room."""
+    deadline = time.monotonic() + timeout_s
+    with _REMOVED:
+        while _PENDING and time.monotonic() < deadline:
+            _REMOVED.wait(0.5)
 
 
 def _remove(folder: Path) -> None:
