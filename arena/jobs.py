@@ -2,32 +2,31 @@ import logging
 import threading
 import time
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import worker_ready
 
+from arena.models import Submission
 from arena.services import submission_evaluate, submissions_recover
-from evaluator.services import evaluation_lease_remaining_s
+from evaluator.jobs import retry_when_lease_ends
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(
-    bind=True, name="arena.submission_evaluate", acks_late=True, reject_on_worker_lost=True
+    bind=True,
+    name="arena.submission_evaluate",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
 )
-def submission_evaluate_task(self, submission_id: int) -> None:
-    evaluation = submission_evaluate(submission_id=submission_id)
-    if evaluation is not None:
+def submission_evaluate_task(self: Task, submission_id: int) -> None:
+    if submission_evaluate(submission_id=submission_id) is not None:
         return
-    from arena.models import Submission
-
-    submission = Submission.objects.filter(pk=submission_id).first()
-    if submission is None:
-        return
-    # Held under a live lease: another worker grades it, or one died holding it. Come back
-    # when the lease runs out; by then a finished row makes the retry a no-op.
-    remaining = evaluation_lease_remaining_s(evaluation_id=submission.evaluation_id)
-    if remaining is not None:
-        raise self.retry(countdown=remaining + 1, max_retries=None)
+    evaluation_id = (
+        Submission.objects.filter(pk=submission_id).values_list("evaluation_id", flat=True).first()
+    )
+    if evaluation_id is not None:
+        retry_when_lease_ends(self, evaluation_id=evaluation_id)
 
 
 @shared_task(name="arena.agents.run_execute", acks_late=True, reject_on_worker_lost=True)

@@ -37,6 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from evaluator.engine.timing import percentile as _percentile  # noqa: E402
+
 BATCH = 5000
 TARGET_P95_MS = {"/": 50.0, "/api/v1/leaderboard": 30.0}
 HARNESSES = {
@@ -621,11 +623,9 @@ def wrk_measure(*, port: int, path: str, clients: int, args: argparse.Namespace)
     }
 
 
-def percentile(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return float("nan")
-    index = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
-    return sorted_values[index]
+def percentile(values: list[float], q: float) -> float:
+    """The grader's percentile (linear between ranks); NaN where nothing was measured."""
+    return _percentile(values, q) if values else float("nan")
 
 
 def load_summary(stats: dict, measure_s: float, path: str) -> dict:
