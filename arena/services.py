@@ -197,6 +197,10 @@ def submissions_recover() -> list[int]:
     resent = list(lost.values_list("pk", flat=True))
     for submission in Submission.objects.filter(pk__in=resent):
         submission_enqueue(submission=submission)
+    from leaderboard.services import leaderboard_catch_up  # the read side's cache, a layer up
+
+    # Finished gradings a killed worker closed but never scored.
+    leaderboard_catch_up()
     return resent
 
 

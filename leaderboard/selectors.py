@@ -15,7 +15,6 @@ from arena.models import Agent, Run, Submission
 from evaluator.models import Evaluation
 from leaderboard.models import LeaderboardGeneration, RunScore
 from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore, mean_and_spread
-from leaderboard.services import leaderboard_catch_up
 from tasks.models import Task
 
 # A safety net: a process that missed an invalidation still catches up within this many seconds.
@@ -61,8 +60,6 @@ def leaderboard_cached(name: str, build):
     key = f"leaderboard:{leaderboard_generation()}:{name}"
     value = cache.get(key)
     if value is None:
-        # New finished evaluations the write side has not recorded yet are scored here.
-        leaderboard_catch_up()
         value = build()
         cache.set(key, value, CACHE_TTL_S)
     return value

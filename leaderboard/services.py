@@ -42,9 +42,11 @@ def leaderboard_record(*, submission_id: int) -> RunScore | None:
 def leaderboard_catch_up() -> int:
     """Score finished evaluations of submissions newer than the newest scored one.
 
-    The read side calls this on a cache miss, as a safety net for a write path that did not call
-    `leaderboard_record`; it costs two index lookups when there is nothing to do. Older gaps are
-    for `manage.py leaderboard_rebuild`.
+    The write side's sweep (arena.services.submissions_recover, every ARENA_RUN_SWEEP_S on a GPU
+    worker) calls this as a safety net for a write path that did not call `leaderboard_record`
+    (a worker killed between closing a run and scoring it); it costs two index lookups when there
+    is nothing to do. The read side only reads. Older gaps are for `manage.py
+    leaderboard_rebuild`.
     """
     newest = RunScore.objects.aggregate(newest=Max("submission_id"))["newest"] or 0
     # A bare range on the primary key: joining evaluations here makes planners scan them all.

@@ -18,9 +18,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from arena.api_runs import LaunchedRunOutputSerializer
 from arena.models import Agent, Batch, Run, Submission
-from arena.services import run_finish, submission_create
+from arena.services import submission_create, submission_evaluate
 from evaluator.models import Evaluation
-from evaluator.services import evaluation_run
 from leaderboard.api import RunOutputSerializer
 from tasks.models import Task
 from tests.api.factories import client_with_token, token_create
@@ -113,9 +112,10 @@ def graded_rows(catalog_tasks, settings, token):
     submission = submission_create(
         task=task, agent_name="Schema Walker", solution_name="s.py", solution_code=code
     )
-    evaluation = evaluation_run(evaluation_id=submission.evaluation_id)
+    # The write path a grading worker takes: graded, the run closed, the score recorded.
+    evaluation = submission_evaluate(submission_id=submission.pk)
     assert evaluation is not None and evaluation.status == "passed", evaluation
-    assert run_finish(run_id=submission.run_id)
+    assert Run.objects.get(pk=submission.run_id).status == Run.Status.DONE
     trajectory = Trajectory.objects.create(format="claude-code", summary={})
     Run.objects.filter(pk=submission.run_id).update(trajectory=trajectory)
     batch = Batch.objects.create(agent=submission.run.agent, key="schema-walk")

@@ -5,6 +5,7 @@ import math
 import pytest
 from django.core.cache import cache
 
+from arena.services import submissions_recover
 from leaderboard.models import RunScore
 from leaderboard.selectors import (
     ScoreFilters,
@@ -146,11 +147,15 @@ def test_recording_a_finished_evaluation_refreshes_the_cached_ranking(board):
     assert RunScore.objects.filter(run=run).count() == 1  # idempotent
 
 
-def test_unrecorded_evaluations_are_scored_on_the_next_read(board):
+def test_unrecorded_evaluations_are_scored_by_the_next_sweep_never_by_a_read(board):
     RunScore.objects.all().delete()
     leaderboard_invalidate()
-    assert len(leaderboard_rows(filters=ScoreFilters())) == 2
+    assert leaderboard_rows(filters=ScoreFilters()) == []
+    assert RunScore.objects.count() == 0  # the read side only reads
+    submissions_recover()
     assert RunScore.objects.count() == 6
+    leaderboard_invalidate()
+    assert len(leaderboard_rows(filters=ScoreFilters())) == 2
 
 
 def test_repeats_are_numbered_per_agent_and_task(board):
