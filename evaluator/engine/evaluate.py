@@ -941,35 +941,43 @@ def _phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[
     return phases
 
 
+def _stage_error(outcome: Outcome, stage: str) -> dict[str, Any] | None:
+    """The candidate's first error message of `stage` (the whole run's or one shape's)."""
+    for message in outcome.messages:
+        if message["event"] in ("error", "shape_error") and message.get("stage") == stage:
+            return message
+    return None
+
+
 def _device_busy(outcome: Outcome) -> tuple[str, str, dict[str, Any]] | None:
     """(gate, reason, detail) where the candidate ran out of GPU memory that other processes
     held: the device was shared, so the run says nothing of the solution."""
-    for message in outcome.messages:
-        if message["event"] in ("error", "shape_error") and message.get("stage") == "device_busy":
-            reason = (
-                "grader error: the GPU ran out of memory while other processes held it: "
-                "this is not the solution's failure"
-            )
-            return "correctness", reason, {"error": message["message"][-4000:]}
-    return None
+    message = _stage_error(outcome, "device_busy")
+    if message is None:
+        return None
+    reason = (
+        "grader error: the GPU ran out of memory while other processes held it: "
+        "this is not the solution's failure"
+    )
+    return "correctness", reason, {"error": message["message"][-4000:]}
 
 
 def _scratch_full(outcome: Outcome, io_dir: Path) -> tuple[str, str, dict[str, Any]] | None:
     """(gate, reason, detail) where the candidate's process could not write a case's outputs
     because the grader's scratch space is full, and this process sees that it is (a solution
     that only says so fails as any other error would)."""
-    for message in outcome.messages:
-        if message["event"] in ("error", "shape_error") and message.get("stage") == "scratch_full":
-            usage = shutil.disk_usage(io_dir)
-            if usage.free > max(SCRATCH_FULL_BYTES, usage.total // 50):
-                return None
-            reason = (
-                "grader error: the grader's scratch space for outputs is full "
-                f"({usage.free / 2**30:.1f} GiB free of {usage.total / 2**30:.1f} GiB): "
-                "this is not the solution's failure"
-            )
-            return "correctness", reason, {"error": message["message"][-4000:]}
-    return None
+    message = _stage_error(outcome, "scratch_full")
+    if message is None:
+        return None
+    usage = shutil.disk_usage(io_dir)
+    if usage.free > max(SCRATCH_FULL_BYTES, usage.total // 50):
+        return None
+    reason = (
+        "grader error: the grader's scratch space for outputs is full "
+        f"({usage.free / 2**30:.1f} GiB free of {usage.total / 2**30:.1f} GiB): "
+        "this is not the solution's failure"
+    )
+    return "correctness", reason, {"error": message["message"][-4000:]}
 
 
 class GraderError(Exception):

@@ -21,10 +21,10 @@ architecture, memory cap) is let go, never reused.
 import atexit
 import contextlib
 import os
-import queue
 import shutil
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,9 +69,10 @@ class Pool:
         self._ready: list[Slot] = []
         self._starting = 0
         self._closed = False
-        self._requests: queue.SimpleQueue[tuple[tuple[object, ...], Callable[[], Path], Starter]]
-        self._requests = queue.SimpleQueue()
-        self._starter: threading.Thread | None = None
+        # Slots start on one thread for the process's life: a sandbox that dies with its parent
+        # (bwrap --die-with-parent, PR_SET_PDEATHSIG) goes when the thread that started it
+        # ends, not the process.
+        self._starter = _Serial()
 
     def take(
         self,
@@ -99,18 +100,8 @@ class Pool:
         with self._lock:
             missing = max(0, ahead - len(self._ready) - self._starting)
             self._starting += missing
-            if missing and self._starter is None:
-                # One thread for the process's life: a sandbox that dies with its parent
-                # (bwrap --die-with-parent, PR_SET_PDEATHSIG) goes when the thread that
-                # started it ends, not the process.
-                self._starter = threading.Thread(target=self._serve, daemon=True)
-                self._starter.start()
         for _ in range(missing):
-            self._requests.put((key, make_folder, starter))
-
-    def _serve(self) -> None:
-        while True:
-            self._start_one(*self._requests.get())
+            self._starter.submit(self._start_one, key, make_folder, starter)
 
     def _start_one(
         self, key: tuple[object, ...], make_folder: Callable[[], Path], starter: Starter
@@ -172,38 +163,54 @@ def retire_slot(slot: Slot) -> None:
     the next waits for it, wait_removed). A folder the process leaves behind goes in the
     stale-folder sweep."""
     slot.release()
-    with _REMOVED:
-        _PENDING.append(slot.folder)
-        if not _REMOVER:
-            _REMOVER.append(threading.Thread(target=_remove_pending, daemon=True))
-            _REMOVER[0].start()
-        _REMOVED.notify_all()
-
-
-_PENDING: list[Path] = []
-_REMOVER: list[threading.Thread] = []
-_REMOVED = threading.Condition()
-
-
-def _remove_pending() -> None:
-    while True:
-        with _REMOVED:
-            while not _PENDING:
-                _REMOVED.wait()
-            folder = _PENDING[0]
-        with contextlib.suppress(OSError):
-            _remove(folder)
-        with _REMOVED:
-            _PENDING.remove(folder)
-            _REMOVED.notify_all()
+    _REMOVER.submit(_remove, slot.folder)
 
 
 def wait_removed(timeout_s: float = 120.0) -> None:
     """Until the folders retired so far are gone: an evaluation's outputs need the room."""
-    deadline = time.monotonic() + timeout_s
-    with _REMOVED:
-        while _PENDING and time.monotonic() < deadline:
-            _REMOVED.wait(0.5)
+    _REMOVER.wait_idle(timeout_s)
+
+
+class _Serial:
+    """Calls run one after another on one daemon thread, started with the first and kept for
+    the process's life; a call that raises is let go."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._calls: deque[tuple[Callable[..., object], tuple[object, ...]]] = deque()
+        self._unfinished = 0
+        self._thread: threading.Thread | None = None
+
+    def submit(self, call: Callable[..., object], *args: object) -> None:
+        with self._changed:
+            self._calls.append((call, args))
+            self._unfinished += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def wait_idle(self, timeout_s: float) -> None:
+        """Until every call submitted so far has finished (or `timeout_s` has passed)."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while self._unfinished and time.monotonic() < deadline:
+                self._changed.wait(0.5)
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                while not self._calls:
+                    self._changed.wait()
+                call, args = self._calls.popleft()
+            with contextlib.suppress(Exception):
+                call(*args)
+            with self._changed:
+                self._unfinished -= 1
+                self._changed.notify_all()
+
+
+_REMOVER = _Serial()
 
 
 def _remove(folder: Path) -> None:
