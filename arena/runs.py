@@ -35,6 +35,7 @@ from arena.agents.base import ARENA_INSTRUCTIONS, Adapter, AdapterError, Budget,
 from arena.agents.launcher import NOT_STARTED, STOPPED
 from arena.agents.registry import adapter_for
 from arena.models import Agent, Run, Submission
+from arena.run_logs import run_trajectory_attach
 from arena.services import submission_enqueue, submissions_recover
 from arena.workspace import (
     Workspace,
@@ -47,7 +48,7 @@ from evaluator.engine.sandbox import Limits, SandboxError, sandbox_for, scrubbed
 from evaluator.services import evaluation_create
 from tasks.models import Task
 from tasks.selectors import task_folder
-from transcripts.services import TrajectoryRejected, trajectory_import, trajectory_max_bytes
+from transcripts.services import TrajectoryRejected, trajectory_max_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -557,7 +558,7 @@ def _import_trajectory(*, run: Run, transcript: Path, box: Path) -> str:
         return f"no trajectory: {transcript.name} is missing, empty or not a regular file"
     try:
         with transaction.atomic():
-            trajectory_import(data=data, filename=transcript.name, run=run)
+            run_trajectory_attach(run=run, data=data, filename=transcript.name)
     except TrajectoryRejected as exc:
         logger.warning("run %s: trajectory not imported: %s", run.pk, exc)
         return f"no trajectory: {exc}"

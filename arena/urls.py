@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
+from arena import run_log_views
 from arena.api import (
     BatchCreateApi,
     BatchDetailApi,
@@ -15,8 +16,8 @@ from arena.api import (
 from arena.api_docs import ApiDocsView
 from arena.api_errors import not_found as api_not_found
 from arena.api_runs import RunCancelApi, RunLaunchApi
+from arena.api_trajectories import TrajectoryCreateApi
 from evaluator.api import EvaluationCollectionApi, EvaluationDetailApi
-from transcripts.api import TrajectoryCreateApi
 
 api_v1 = [
     path("submissions", SubmissionCreateApi.as_view(), name="submission-create"),
@@ -50,7 +51,14 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),
     path("admin/", admin.site.urls),
     path("tasks/", include("tasks.urls")),
-    path("", include("transcripts.urls")),
+    # No namespace: the run page and others link to these as "transcript", "transcript-export".
+    path("runs/<int:run_id>/transcript", run_log_views.transcript_page, name="transcript"),
+    path(
+        "runs/<int:run_id>/transcript/export",
+        run_log_views.transcript_export,
+        name="transcript-export",
+    ),
+    path("trajectories/upload/", run_log_views.trajectory_upload_form, name="trajectory-upload"),
     path("", include("leaderboard.urls")),
 ]
 # Under /api/ Django's own errors answer in the API's JSON error shape, elsewhere as pages.

@@ -15,22 +15,17 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.utils import timezone
-from django.utils.text import slugify
 
-from tasks.models import Task
-from tasks.selectors import task_get_active
 from transcripts.formats import Transcript, TranscriptFormatError
 from transcripts.formats.archives import CHUNK_BYTES, ArchiveError, ArchiveLimits, Unpacked, unpack
 from transcripts.formats.detect import parse_files
@@ -39,9 +34,6 @@ from transcripts.formats.redact import redact_bytes, redact_text
 from transcripts.models import Trajectory
 from transcripts.render import RunContext, export_to, renderer_version, write_transcript
 from transcripts.selectors import trajectory_transcript
-
-if TYPE_CHECKING:
-    from arena.models import Run
 
 # gzip level 1 compresses logs about 6x at several times the speed of the default level 9.
 GZIP_LEVEL = 1
@@ -98,23 +90,32 @@ def trajectory_import(
     path: Path | None = None,
     file: BinaryIO | None = None,
     filename: str = "",
-    run: Run | None = None,
     max_bytes: int | None = None,
+    then: Callable[[Trajectory], object] | None = None,
 ) -> Trajectory:
     """Import one log (bytes, a path or a file; a single file, a .gz, or a folder as .zip).
 
-    Secrets are redacted before anything is stored or parsed. With `run`, the run's usage
-    columns are set from the log and the trajectory is attached to it.
+    Secrets are redacted before anything is stored or parsed. `then` is called with the saved
+    trajectory inside the same transaction (the caller attaches it to its own rows there).
     """
-    if run is not None and run.trajectory_id is not None:
-        raise TrajectoryRejected("run", f"run {run.pk} already has a trajectory")
     prepared = trajectory_prepare(
         data=data, path=path, file=file, filename=filename, max_bytes=max_bytes
     )
+    return trajectory_store(prepared, then=then)
+
+
+def trajectory_store(
+    prepared: Prepared, *, then: Callable[[Trajectory], object] | None = None
+) -> Trajectory:
+    """Write a prepared log: its two files and its row, then `then(trajectory)`, in one
+    transaction; the files are deleted again if anything fails, `then` included."""
     written: list[str] = []
     try:
         with transaction.atomic():
-            return _write(prepared, run=run, written=written)
+            trajectory = _write(prepared, written=written)
+            if then is not None:
+                then(trajectory)
+            return trajectory
     except BaseException:
         _delete(written)
         raise
@@ -293,7 +294,7 @@ def _summary(transcript: Transcript) -> dict[str, object]:
     }
 
 
-def _write(prepared: Prepared, *, run: Run | None, written: list[str]) -> Trajectory:
+def _write(prepared: Prepared, *, written: list[str]) -> Trajectory:
     """Inside the caller's transaction; `written` collects the files for its clean-up."""
     trajectory = prepared.row
     trajectory.raw_log.save(prepared.raw_name, ContentFile(prepared.raw_gz), save=False)
@@ -303,8 +304,6 @@ def _write(prepared: Prepared, *, run: Run | None, written: list[str]) -> Trajec
     )
     written.append(trajectory.normalized.name)
     trajectory.save()
-    if run is not None:
-        _run_attach(run, trajectory)
     return trajectory
 
 
@@ -313,110 +312,11 @@ def _delete(names: list[str]) -> None:
         default_storage.delete(name)
 
 
-def _run_attach(run: Run, trajectory: Trajectory) -> None:
-    """The run's spend is what its trajectory says it spent."""
-    run.trajectory = trajectory
-    run.input_tokens = trajectory.input_tokens
-    run.output_tokens = trajectory.output_tokens
-    run.cache_read_tokens = trajectory.cache_read_tokens
-    run.cache_write_tokens = trajectory.cache_write_tokens
-    run.cost_usd = trajectory.cost_usd
-    run.cost_computed = trajectory.cost_computed
-    fields = ["trajectory", "input_tokens", "output_tokens", "cache_read_tokens"]
-    fields += ["cache_write_tokens", "cost_usd", "cost_computed"]
-    if trajectory.duration_s is not None:
-        run.duration_s = trajectory.duration_s
-        fields.append("duration_s")
-    run.save(update_fields=fields)
-
-
 def _safe_name(name: str) -> str:
     """The upload's base name, cut to what a file name field and a storage path accept."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     cleaned = "".join(c for c in base if c.isprintable() and c not in '<>:"|?*').strip(". ")
     return cleaned[-120:] or "log.jsonl"
-
-
-def trajectory_upload(
-    *,
-    data: bytes | None = None,
-    path: Path | None = None,
-    file: BinaryIO | None = None,
-    filename: str = "",
-    run_id: int | None = None,
-    agent_slug: str = "",
-    task_slug: str = "",
-    max_bytes: int | None = None,
-    user: AbstractBaseUser | None = None,
-) -> Trajectory:
-    """An upload for an existing run, or for a new run of an agent on a task (no submission).
-
-    The new run and the trajectory are created together or not at all. `user` is the account
-    uploading (None: the operator, from the command line): it must be allowed to act for the
-    run or the agent (TrajectoryForbidden otherwise).
-    """
-    # Runs belong to the arena app, a layer above this one; it is imported here, at the one
-    # place where an upload names a run, so that the transcripts app stays importable alone.
-    from arena.models import Run
-    from arena.services import run_may_act
-
-    if run_id is not None and (agent_slug or task_slug):
-        raise TrajectoryRejected("run", "give either a run id or an agent and a task, not both")
-    if run_id is None:
-        task = _task_for_new_run(agent_slug=agent_slug, task_slug=task_slug)
-    elif (run := Run.objects.select_related("agent").filter(pk=run_id).first()) is None:
-        raise TrajectoryRejected("run", f"no run with id {run_id}")
-    elif user is not None and not run_may_act(user=user, run=run):
-        raise TrajectoryForbidden("run", f"run {run_id} is not yours: only its owner attaches logs")
-    elif run.trajectory_id is not None:
-        raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
-    # Parsing takes seconds on a large log: it happens before the transaction opens.
-    prepared = trajectory_prepare(
-        data=data, path=path, file=file, filename=filename, max_bytes=max_bytes
-    )
-    written: list[str] = []
-    try:
-        with transaction.atomic():
-            if run_id is None:
-                run = _run_create(agent_name=agent_slug.strip(), task=task, user=user)
-            else:
-                run = Run.objects.select_for_update().get(pk=run_id)
-                if run.trajectory_id is not None:
-                    raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
-            return _write(prepared, run=run, written=written)
-    except BaseException:
-        _delete(written)
-        raise
-
-
-def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
-    if not slugify(agent_slug):
-        raise TrajectoryRejected("agent", "name the agent (letters or digits), or give a run id")
-    if not task_slug.strip():
-        raise TrajectoryRejected("task", "name the task, or give a run id")
-    task = task_get_active(slug=task_slug.strip())
-    if task is None:
-        raise TrajectoryRejected("task", f"unknown task {task_slug.strip()!r}")
-    return task
-
-
-def _run_create(*, agent_name: str, task: Task, user: AbstractBaseUser | None) -> Run:
-    """A run known only from its log: finished, with no submission to grade."""
-    from arena.models import Run
-    from arena.services import NotYours, agent_for_account
-
-    try:
-        agent = agent_for_account(name=agent_name, user=user)
-    except NotYours as exc:
-        raise TrajectoryForbidden("agent", exc.message) from None
-    return Run.objects.create(
-        agent=agent,
-        task=task,
-        status=Run.Status.DONE,
-        source=Run.Source.UPLOAD,
-        created_by=user,
-        finished_at=timezone.now(),
-    )
 
 
 # -- rendered pages ----------------------------------------------------------------------------

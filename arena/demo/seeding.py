@@ -21,11 +21,12 @@ from django.utils import timezone
 from arena.agents.scripted import VERSION as SCRIPTED_VERSION
 from arena.demo.scripted_runs import DEMO_AGENTS, DemoAgent, DemoRun, demo_plan, demo_run
 from arena.models import Agent, Run, Submission
+from arena.run_logs import run_trajectory_attach
 from arena.services import submission_create
 from evaluator.services import evaluation_create, evaluation_store_result
 from tasks.models import Task
 from tasks.selectors import task_folder
-from transcripts.services import TrajectoryRejected, trajectory_import
+from transcripts.services import TrajectoryRejected
 
 RECORDED_DIR = Path(__file__).resolve().parent
 RECORDED_GLOB = "graded-*.json"
@@ -299,7 +300,7 @@ def demo_run_submit(*, agent: DemoAgent, task: Task, run: DemoRun) -> Run | None
 
 def _trajectory_attach(log: str, *, run: Run, where: str) -> None:
     try:
-        trajectory_import(data=log.encode(), filename=LOG_NAME, run=run)
+        run_trajectory_attach(run=run, data=log.encode(), filename=LOG_NAME)
     except TrajectoryRejected as exc:
         raise DemoError(f"{where}: field 'log': {exc.message}") from None
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from arena.run_logs import trajectory_upload
 from tests.transcripts.render.injection import PAYLOADS
-from transcripts.services import trajectory_upload
 
 
 def hostile_chat_log() -> bytes:

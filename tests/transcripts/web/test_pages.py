@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 
 from arena.models import Submission
+from arena.run_logs import run_trajectory_attach
 from evaluator.models import Evaluation
-from transcripts.services import page_cache_dir, trajectory_import
+from transcripts.services import page_cache_dir
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def graded_run(run, codex_log):
     path, _ = codex_log
-    trajectory_import(path=path, run=run)
+    run_trajectory_attach(run=run, path=path)
     evaluation = Evaluation.objects.create(
         task=run.task,
         task_version="v1",

@@ -219,15 +219,15 @@ def test_api_reports_malformed_lines_with_their_numbers(client, api_token, run, 
 def test_a_failure_after_the_files_are_written_leaves_no_rows_and_no_files(
     client, api_token, task, codex_log, media_root, monkeypatch
 ):
-    from transcripts import services
+    from arena import run_logs
 
     def fail(run, trajectory):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(services, "_run_attach", fail)
+    monkeypatch.setattr(run_logs, "_attach", fail)
     path, _ = codex_log
     with pytest.raises(RuntimeError):
-        services.trajectory_upload(
+        run_logs.trajectory_upload(
             data=path.read_bytes(), filename=path.name, agent_slug="Codex", task_slug=task.slug
         )
     assert not Trajectory.objects.exists() and not Run.objects.exists()
@@ -363,13 +363,13 @@ def test_a_long_hostile_file_name_is_stored_under_a_safe_name(client, api_token,
 
 
 def test_a_folder_import_leaves_out_links_to_files_elsewhere(run, claude_folder, tmp_path):
-    from transcripts.services import trajectory_import
+    from arena.run_logs import run_trajectory_attach
 
     folder, expected = claude_folder
     outside = tmp_path / "host-secret.jsonl"
     outside.write_text('{"type": "user", "uuid": "x", "sessionId": "s"}\n')
     (folder / "linked.jsonl").symlink_to(outside)
-    trajectory = trajectory_import(path=folder, run=run)
+    trajectory = run_trajectory_attach(run=run, path=folder)
     assert trajectory.filename == "claude.zip"
     assert trajectory.subagent_count == expected.subagents
     with trajectory.raw_log.open("rb") as raw:

@@ -1,4 +1,4 @@
-"""Pages: a run's transcript, its offline export, and the upload form."""
+"""Pages of a run's log: its transcript, the offline export, and the upload form."""
 
 from __future__ import annotations
 
@@ -10,20 +10,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from transcripts.render import transcript_policy
-from transcripts.selectors import transcript_run_context
+from arena.models import Run
+from arena.run_logs import trajectory_upload, transcript_run_context
+from transcripts.render import RunContext, transcript_policy
 from transcripts.services import (
     TrajectoryForbidden,
     TrajectoryRejected,
     TrajectoryTooLarge,
-    trajectory_upload,
     transcript_page_html,
 )
 
 
-def _run_with_trajectory(request: HttpRequest, run_id: int):  # -> arena.models.Run
-    from arena.models import Run
-
+def _run_with_trajectory(request: HttpRequest, run_id: int) -> Run:
     runs = Run.objects.select_related("agent", "task", "trajectory")
     if not (request.user.is_authenticated and request.user.is_staff):
         runs = runs.filter(hidden=False)
@@ -33,11 +31,11 @@ def _run_with_trajectory(request: HttpRequest, run_id: int):  # -> arena.models.
     return run
 
 
-def _title(run) -> str:
+def _title(run: Run) -> str:
     return f"Run #{run.pk}: {run.agent.name} on {run.task.slug}"
 
 
-def _context(run):
+def _context(run: Run) -> RunContext:
     return transcript_run_context(
         run=run,
         download_url=reverse("transcript-export", args=[run.pk]),

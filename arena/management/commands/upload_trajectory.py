@@ -6,7 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from transcripts.services import TrajectoryRejected, trajectory_upload
+from arena.run_logs import trajectory_upload
+from transcripts.services import TrajectoryRejected
 
 
 class Command(BaseCommand):

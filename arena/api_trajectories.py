@@ -14,13 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from arena.run_logs import trajectory_upload
 from transcripts.models import Trajectory
-from transcripts.services import (
-    TrajectoryForbidden,
-    TrajectoryRejected,
-    TrajectoryTooLarge,
-    trajectory_upload,
-)
+from transcripts.services import TrajectoryForbidden, TrajectoryRejected, TrajectoryTooLarge
 
 
 class PayloadTooLarge(APIException):

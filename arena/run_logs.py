@@ -1,0 +1,192 @@
+"""A run's log: attaching an imported trajectory to a run, or making a run for it, and what
+the transcript page shows beside the log.
+
+The transcripts app imports, stores and renders logs; runs are this app's rows. An upload names
+a run (or an agent and a task for a new one); the trajectory is written by the transcripts app
+and handed back here, inside the same transaction, to be attached.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils import timezone
+from django.utils.text import slugify
+
+from arena.models import Run
+from arena.services import NotYours, agent_for_account, run_may_act
+from evaluator.models import Evaluation
+from tasks.models import Task
+from tasks.selectors import task_get_active
+from transcripts.models import Trajectory
+from transcripts.render import RunContext
+from transcripts.services import (
+    TrajectoryForbidden,
+    TrajectoryRejected,
+    trajectory_prepare,
+    trajectory_store,
+)
+
+
+def run_trajectory_attach(
+    *, run: Run, data: bytes | None = None, path: Path | None = None, filename: str = ""
+) -> Trajectory:
+    """Import a log for `run` (which has none yet) and attach it, or nothing at all."""
+    if run.trajectory_id is not None:
+        raise TrajectoryRejected("run", f"run {run.pk} already has a trajectory")
+    prepared = trajectory_prepare(data=data, path=path, filename=filename)
+    return trajectory_store(prepared, then=lambda trajectory: _attach(run, trajectory))
+
+
+def trajectory_upload(
+    *,
+    data: bytes | None = None,
+    path: Path | None = None,
+    file: BinaryIO | None = None,
+    filename: str = "",
+    run_id: int | None = None,
+    agent_slug: str = "",
+    task_slug: str = "",
+    max_bytes: int | None = None,
+    user: AbstractBaseUser | None = None,
+) -> Trajectory:
+    """An upload for an existing run, or for a new run of an agent on a task (no submission).
+
+    The new run and the trajectory are created together or not at all. `user` is the account
+    uploading (None: the operator, from the command line): it must be allowed to act for the
+    run or the agent (TrajectoryForbidden otherwise).
+    """
+    if run_id is not None and (agent_slug or task_slug):
+        raise TrajectoryRejected("run", "give either a run id or an agent and a task, not both")
+    if run_id is None:
+        task = _task_for_new_run(agent_slug=agent_slug, task_slug=task_slug)
+    else:
+        _check_run(run_id=run_id, user=user)
+    # Parsing takes seconds on a large log: it happens before the transaction opens.
+    prepared = trajectory_prepare(
+        data=data, path=path, file=file, filename=filename, max_bytes=max_bytes
+    )
+
+    def attach(trajectory: Trajectory) -> None:
+        if run_id is None:
+            run = _run_create(agent_name=agent_slug.strip(), task=task, user=user)
+        else:
+            run = Run.objects.select_for_update().get(pk=run_id)
+            if run.trajectory_id is not None:
+                raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
+        _attach(run, trajectory)
+
+    return trajectory_store(prepared, then=attach)
+
+
+def _check_run(*, run_id: int, user: AbstractBaseUser | None) -> None:
+    run = Run.objects.select_related("agent").filter(pk=run_id).first()
+    if run is None:
+        raise TrajectoryRejected("run", f"no run with id {run_id}")
+    if user is not None and not run_may_act(user=user, run=run):
+        raise TrajectoryForbidden("run", f"run {run_id} is not yours: only its owner attaches logs")
+    if run.trajectory_id is not None:
+        raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
+
+
+def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
+    if not slugify(agent_slug):
+        raise TrajectoryRejected("agent", "name the agent (letters or digits), or give a run id")
+    if not task_slug.strip():
+        raise TrajectoryRejected("task", "name the task, or give a run id")
+    task = task_get_active(slug=task_slug.strip())
+    if task is None:
+        raise TrajectoryRejected("task", f"unknown task {task_slug.strip()!r}")
+    return task
+
+
+def _run_create(*, agent_name: str, task: Task, user: AbstractBaseUser | None) -> Run:
+    """A run known only from its log: finished, with no submission to grade."""
+    try:
+        agent = agent_for_account(name=agent_name, user=user)
+    except NotYours as exc:
+        raise TrajectoryForbidden("agent", exc.message) from None
+    return Run.objects.create(
+        agent=agent,
+        task=task,
+        status=Run.Status.DONE,
+        source=Run.Source.UPLOAD,
+        created_by=user,
+        finished_at=timezone.now(),
+    )
+
+
+def _attach(run: Run, trajectory: Trajectory) -> None:
+    """The run's spend is what its trajectory says it spent."""
+    run.trajectory = trajectory
+    run.input_tokens = trajectory.input_tokens
+    run.output_tokens = trajectory.output_tokens
+    run.cache_read_tokens = trajectory.cache_read_tokens
+    run.cache_write_tokens = trajectory.cache_write_tokens
+    run.cost_usd = trajectory.cost_usd
+    run.cost_computed = trajectory.cost_computed
+    fields = ["trajectory", "input_tokens", "output_tokens", "cache_read_tokens"]
+    fields += ["cache_write_tokens", "cost_usd", "cost_computed"]
+    if trajectory.duration_s is not None:
+        run.duration_s = trajectory.duration_s
+        fields.append("duration_s")
+    run.save(update_fields=fields)
+
+
+# -- what the transcript page shows beside the log ----------------------------------------------
+
+
+def transcript_run_context(*, run: Run, download_url: str, run_url: str) -> RunContext:
+    """The agent, the task and the latest grading."""
+    evaluation = _latest_evaluation(run)
+    context = RunContext(
+        agent=run.agent.name,
+        task=f"{run.task.title} ({run.task.slug})",
+        run_url=run_url,
+        run_status=run.status,
+        download_url=download_url,
+    )
+    if evaluation is not None:
+        context.verdict = evaluation.status
+        context.reward = evaluation.reward
+        context.solution = evaluation.solution_code
+        context.solution_name = evaluation.solution_name
+        context.grader_log = grader_log(evaluation)
+    return context
+
+
+def _latest_evaluation(run: Run) -> Evaluation | None:
+    submission = run.submissions.select_related("evaluation").order_by("-created_at").first()
+    return submission.evaluation if submission is not None else None
+
+
+def grader_log(evaluation: Evaluation) -> str:
+    """The grading as text: status, each gate with its reason and error output, flags."""
+    lines = [f"status: {evaluation.status}"]
+    if evaluation.device:
+        lines.append(f"device: {evaluation.device}")
+    if evaluation.reward is not None:
+        lines.append(f"reward: {evaluation.reward:.4f}")
+    if evaluation.error:
+        lines += ["", "error:", evaluation.error]
+    result = evaluation.result if isinstance(evaluation.result, dict) else {}
+    for name, gate in (result.get("gates") or {}).items():
+        lines += ["", *_gate_lines(name, gate)]
+    for flag in result.get("flags") or []:
+        lines.append(f"flag: {json.dumps(flag, ensure_ascii=False)}")
+    return "\n".join(lines)
+
+
+def _gate_lines(name: str, gate: Any) -> list[str]:
+    if not isinstance(gate, dict):
+        return [f"{name}: {gate}"]
+    passed = {True: "PASS", False: "FAIL"}.get(gate.get("passed"), "not run")
+    lines = [f"{name}: {passed} {gate.get('reason') or ''}".rstrip()]
+    detail = gate.get("detail") or {}
+    for key in ("error", "log"):
+        if isinstance(detail, dict) and detail.get(key):
+            lines += [f"  {key}:", str(detail[key])]
+    return lines
