@@ -4,6 +4,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from arena.models import Run
+from arena.run_scores import leaderboard_invalidate
 
 HIDDEN_REASON_MAX = Run._meta.get_field("hidden_reason").max_length
 
@@ -19,14 +20,5 @@ def run_visibility_set(*, runs: QuerySet, hidden: bool, reason: str = "") -> int
             hidden=hidden, hidden_reason=reason
         )
         if changed:
-            transaction.on_commit(_public_caches_invalidate)
+            transaction.on_commit(leaderboard_invalidate)
     return changed
-
-
-def _public_caches_invalidate() -> None:
-    # The leaderboard sits a layer above runs: reached lazily, and only if it is installed.
-    try:
-        from leaderboard.services import leaderboard_invalidate
-    except ImportError:
-        return
-    leaderboard_invalidate()

@@ -12,6 +12,7 @@ from django.utils.text import slugify
 
 from arena.models import Agent, Batch, Run, Submission
 from arena.moderation import run_visibility_set
+from arena.run_scores import leaderboard_catch_up, leaderboard_record
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_create, evaluation_grade_enqueue, evaluation_run
 from tasks.models import Task
@@ -197,8 +198,6 @@ def submissions_recover() -> list[int]:
     resent = list(lost.values_list("pk", flat=True))
     for submission in Submission.objects.filter(pk__in=resent):
         submission_enqueue(submission=submission)
-    from leaderboard.services import leaderboard_catch_up  # the read side's cache, a layer up
-
     # Finished gradings a killed worker closed but never scored.
     leaderboard_catch_up()
     return resent
@@ -218,8 +217,6 @@ def submission_evaluate(*, submission_id: int) -> Evaluation | None:
         if not evaluation.is_finished:
             return None
     run_finish(run_id=submission.run_id)
-    from leaderboard.services import leaderboard_record  # the read side's cache, a layer up
-
     leaderboard_record(submission_id=submission.pk)
     return evaluation
 

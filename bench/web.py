@@ -371,10 +371,10 @@ def evaluation_row(task, result: dict, now):
 def scores_build(*, rescore: bool) -> dict:
     """The leaderboard's own rebuild over the loaded rows, where the leaderboard has one."""
     try:
-        from leaderboard.models import RunScore
-        from leaderboard.services import leaderboard_rebuild
+        from arena.models import RunScore
+        from arena.run_scores import leaderboard_rebuild
     except ImportError:
-        return {"rebuilt": None, "note": "leaderboard.services.leaderboard_rebuild not present"}
+        return {"rebuilt": None, "note": "arena.run_scores.leaderboard_rebuild not present"}
     started = time.monotonic()
     if rescore:
         RunScore.objects.all().delete()
@@ -407,7 +407,7 @@ def row_counts() -> dict[str, int]:
         "evaluation_shapes": EvaluationShape.objects.count(),
     }
     try:
-        from leaderboard.models import RunScore
+        from arena.models import RunScore
 
         counts["run_scores"] = RunScore.objects.count()
     except ImportError:

@@ -11,9 +11,8 @@ from django.core.cache import cache
 from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Window
 from django.db.models.functions import Floor, Ln, RowNumber
 
-from arena.models import Agent, Run, Submission
+from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
 from evaluator.models import Evaluation
-from leaderboard.models import LeaderboardGeneration, RunScore
 from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore, mean_and_spread
 from tasks.models import Task
 

@@ -22,6 +22,7 @@ from arena.agents.scripted import VERSION as SCRIPTED_VERSION
 from arena.demo.scripted_runs import DEMO_AGENTS, DemoAgent, DemoRun, demo_plan, demo_run
 from arena.models import Agent, Run, Submission
 from arena.run_logs import run_trajectory_attach
+from arena.run_scores import leaderboard_record
 from arena.services import submission_create
 from evaluator.services import evaluation_create, evaluation_store_result
 from tasks.models import Task
@@ -258,10 +259,8 @@ def demo_run_import_recorded(
         where = f"{recorded.path}: the run of {agent.name} on {task.slug}"
         _trajectory_attach(entry["log"] if log is None else log, run=run, where=where)
     if submission is not None:
-        # Scored as a graded run is (arena.services.submission_evaluate): the read side's
-        # catch-up only looks past the newest score, and a worker may grade a newer one first.
-        from leaderboard.services import leaderboard_record  # the read side's cache, a layer up
-
+        # Scored as a graded run is (arena.services.submission_evaluate): the sweep's catch-up
+        # only looks past the newest score, and a worker may grade a newer one first.
         leaderboard_record(submission_id=submission.pk)
     return run
 

@@ -128,7 +128,7 @@ def hide(staff, run_ids, reason: str = "copied a known solution"):
 
 @pytest.mark.django_db(transaction=True)
 def test_hiding_a_run_takes_it_off_the_public_api_and_drops_the_caches(staff, rows):
-    from leaderboard.models import LeaderboardGeneration
+    from arena.models import LeaderboardGeneration
 
     def generation() -> int:
         row = LeaderboardGeneration.objects.filter(pk=1).first()

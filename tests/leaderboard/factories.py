@@ -7,9 +7,9 @@ from itertools import count
 from django.utils import timezone
 
 from arena.models import Agent, Run, Submission
+from arena.run_scores import leaderboard_record
 from evaluator.models import Evaluation, EvaluationShape
 from evaluator.services import evaluation_shape_build
-from leaderboard.services import leaderboard_record
 from tasks.models import Task
 
 H200 = "NVIDIA H200"

@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import cache
 
 from arena.models import Run
-from leaderboard.services import leaderboard_invalidate
+from arena.run_scores import leaderboard_invalidate
 from tests.leaderboard.factories import make_agent, make_run, make_task
 
 pytestmark = pytest.mark.django_db

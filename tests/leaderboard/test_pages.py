@@ -31,7 +31,7 @@ def board():
         "queued": make_run(fast, silu, status="queued"),
     }
     Run.objects.filter(pk=runs["hidden"].pk).update(hidden=True, hidden_reason="spam")
-    from leaderboard.services import leaderboard_invalidate
+    from arena.run_scores import leaderboard_invalidate
 
     leaderboard_invalidate()
     return runs

@@ -5,8 +5,9 @@ import math
 import pytest
 from django.core.cache import cache
 
+from arena.models import RunScore
+from arena.run_scores import leaderboard_invalidate, leaderboard_rebuild, leaderboard_record
 from arena.services import submissions_recover
-from leaderboard.models import RunScore
 from leaderboard.selectors import (
     ScoreFilters,
     agent_score_list,
@@ -18,7 +19,6 @@ from leaderboard.selectors import (
     runs_attach_scores,
     speedup_histogram,
 )
-from leaderboard.services import leaderboard_invalidate, leaderboard_rebuild, leaderboard_record
 from tests.leaderboard.factories import H200, make_agent, make_run, make_task
 
 pytestmark = pytest.mark.django_db

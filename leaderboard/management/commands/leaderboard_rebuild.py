@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from leaderboard.models import RunScore
-from leaderboard.services import leaderboard_invalidate, leaderboard_rebuild
+from arena.models import RunScore
+from arena.run_scores import leaderboard_invalidate, leaderboard_rebuild
 
 
 class Command(BaseCommand):

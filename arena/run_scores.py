@@ -1,7 +1,8 @@
-"""Writes of the leaderboard: its caches only. The write side calls these when scores change.
-
-`leaderboard_record(submission_id=...)` after an evaluation finishes, `leaderboard_invalidate()`
-after anything else that changes what the public sees (a run hidden or shown, a task changed).
+"""The score projection the leaderboard reads: one RunScore row per finished grading, and the
+generation every cached leaderboard is keyed on. Written here, by the layer that writes
+submissions: `leaderboard_record(submission_id=...)` when a grading finishes,
+`leaderboard_invalidate()` after anything else that changes what the public sees (a run hidden
+or shown, a task changed). The leaderboard app only reads these rows.
 """
 
 import hashlib
@@ -9,9 +10,8 @@ import hashlib
 from django.db import transaction
 from django.db.models import Count, F, Max
 
-from arena.models import Submission
+from arena.models import LeaderboardGeneration, RunScore, Submission
 from evaluator.models import Evaluation
-from leaderboard.models import LeaderboardGeneration, RunScore
 from tasks.models import Task
 
 
