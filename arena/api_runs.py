@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena.agents.base import AdapterError, Budget
-from arena.api_errors import error_body
 from arena.models import Run
 from arena.runs import (
     RunNotCancellable,
@@ -24,6 +23,7 @@ from arena.runs import (
     runs_launch,
     tasks_select,
 )
+from config.api_errors import error_body
 
 MAX_RUNS_PER_LAUNCH = 500
 

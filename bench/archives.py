@@ -165,7 +165,7 @@ def upload_case(path: Path, **settings: str) -> dict:
                 "ARENA_MEDIA_ROOT",
             )
         }
-        env["DJANGO_SETTINGS_MODULE"] = "arena.settings"
+        env["DJANGO_SETTINGS_MODULE"] = "config.settings"
         env["ARENA_SECRET_KEY"] = os.environ.get("ARENA_SECRET_KEY") or "bench-archives-only-key"
         env["ARENA_DATA_DIR"] = data_dir
         env.update(settings)

@@ -27,7 +27,6 @@ import os
 import re
 import sys
 import time
-import types
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,17 +37,11 @@ FORMAT_VERSION = 1
 
 
 def enter_repo() -> None:
-    """Import from the checkout; enter the arena package without running its __init__.
-
-    arena/__init__.py starts the Celery app, which needs Django; the modules used here
-    (workspace, agents, demo) need neither, and the GPU host has neither.
-    """
+    """Import from the checkout. The modules used here (arena's workspace, agents and demo)
+    need neither Django nor Celery, which the GPU host does not have; importing the arena
+    package starts no Celery app (that is the project's, config/celery.py)."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    if "arena" not in sys.modules:
-        package = types.ModuleType("arena")
-        package.__path__ = [str(REPO / "arena")]
-        sys.modules["arena"] = package
 
 
 def gpu_name(device: str) -> str:

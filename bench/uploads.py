@@ -10,7 +10,7 @@ API and the pages of what was uploaded (run pages, transcript pages, run and sub
 Every answer outside 2xx/3xx and every connection error counts as an error, and so does a
 grading that ends as the grader's own error; the bench exits 1 on any.
 
-The app runs as deployed (gunicorn, gthread, DEBUG off, arena.wsgi with its page cache), on
+The app runs as deployed (gunicorn, gthread, DEBUG off, config.wsgi with its page cache), on
 loopback, with one real Celery worker serving `default` and `gpu` and grading on the CPU in the
 bwrap sandbox, so the gradings' claims and stores write to the database beside the uploads.
 Two stacks: `deployed` is PostgreSQL (its own database, `bench_uploads`) and Redis (db 12 as
@@ -88,7 +88,7 @@ def stack_environment(args: argparse.Namespace) -> dict[str, str]:
         "ARENA_DATA_DIR": str(DATA_DIR),
         "ARENA_LOG_LEVEL": "WARNING",
         "ARENA_GRADER_DEVICE": "cpu",
-        "DJANGO_SETTINGS_MODULE": "arena.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     if args.stack == "deployed":
         redis_empty()
@@ -141,7 +141,7 @@ def tokens_create(count: int) -> list[str]:
 def worker_start(env: dict[str, str]) -> subprocess.Popen:
     """One grading worker, as `manage.py serve` starts it, in a session of its own."""
     command = [
-        *(sys.executable, "-m", "celery", "-A", "arena", "worker"),
+        *(sys.executable, "-m", "celery", "-A", "config", "worker"),
         *("--queues", "default,gpu", "--concurrency", "1", "--loglevel", "INFO"),
         *("--hostname", f"bench-{uuid.uuid4().hex[:6]}@%h"),
         *("--without-gossip", "--without-mingle", "--without-heartbeat"),

@@ -10,7 +10,7 @@ grader's results (gates, per-shape rows, summary, flags, KernelBench reward) ove
 catalogue's tasks; leaderboard scores are then built by the leaderboard's own rebuild service.
 
 The app runs under gunicorn (gthread workers, DEBUG off, WhiteNoise for static files), through
-arena.wsgi, as deployed: the page cache in front of Django included (arena/page_cache.py,
+config.wsgi, as deployed: the page cache in front of Django included (config/page_cache.py,
 ARENA_PAGE_CACHE_S). The load generator is a closed loop of --clients connections on loopback,
 each keep-alive with one request in flight, a warm-up, then a measured window: wrk (Debian's
 `wrk`; its Lua hook reports the percentiles) when it is on PATH, else --generator python, the
@@ -108,7 +108,7 @@ def django_setup(database_url: str) -> dict[str, str]:
         "ARENA_SECRET_KEY": os.environ.get("ARENA_SECRET_KEY") or "bench-web-only-secret-key",
         "ARENA_DATA_DIR": str(REPO / "var" / "bench-web"),
         "ARENA_LOG_LEVEL": "WARNING",
-        "DJANGO_SETTINGS_MODULE": "arena.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     os.environ.update(env)
     os.environ.pop("ARENA_BROKER_URL", None)
@@ -479,7 +479,7 @@ def server_start(*, env: dict[str, str], port: int, workers: int, threads: int):
         sys.executable,
         "-m",
         "gunicorn",
-        "arena.wsgi:application",
+        "config.wsgi:application",
         f"--bind=127.0.0.1:{port}",
         f"--workers={workers}",
         "--worker-class=gthread",

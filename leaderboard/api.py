@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena.models import Run
-from arena.page_cache import public_page
+from config.page_cache import public_page
 from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore
 from leaderboard.selectors import (
     SORT_KEYS,

@@ -7,7 +7,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from arena.models import Run
-from arena.page_cache import public_page
+from config.page_cache import public_page
 from leaderboard import figures
 from leaderboard.selectors import (
     SORT_KEYS,
@@ -29,7 +29,7 @@ from leaderboard.selectors import (
     task_roofline,
     task_runs,
 )
-from tasks.models import Task
+from tasks.selectors import task_folder, task_get_active, task_shape_rows
 from transcripts.render.highlight import python_to_html
 
 RUN_PAGE_LIMIT = 100
@@ -182,9 +182,20 @@ def transcript_url(run: Run) -> str | None:
     return None
 
 
-def task_runs_context(*, task: Task) -> dict[str, Any]:
-    """What /tasks/<slug>/ adds: the task's public runs and its roofline chart."""
-    return {
+@public_page
+def task_detail(request, slug: str):
+    """/tasks/<slug>/: the task (manifest, shapes, reference) with its public runs and roofline."""
+    task = task_get_active(slug=slug)
+    if task is None:
+        raise Http404("no such task")
+    reference = task_folder(task=task) / "reference.py"
+    source = reference.read_text(encoding="utf-8") if reference.exists() else ""
+    context = {
+        "task": task,
+        "manifest": task.manifest,
+        "rows": task_shape_rows(task=task),
+        "reference_html": mark_safe(python_to_html(source)),  # noqa: S308 - escaped by Pygments
         "runs": task_runs(task=task),
         "roofline_figure": figures.roofline_scatter(**task_roofline(task=task)),
     }
+    return render(request, "tasks/detail.html", context)

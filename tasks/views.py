@@ -1,12 +1,11 @@
-from django.http import Http404
-from django.shortcuts import render
-from django.utils.safestring import mark_safe
+"""The task list. A task's own page shows its runs too, so the read side serves it
+(leaderboard/views.py: task_detail); config/urls.py puts both under /tasks/."""
 
-from arena.page_cache import public_page
-from leaderboard.views import task_runs_context
+from django.shortcuts import render
+
+from config.page_cache import public_page
 from tasks.models import Task
-from tasks.selectors import task_folder, task_get_active, task_list, task_shape_rows
-from transcripts.render.highlight import python_to_html
+from tasks.selectors import task_list
 
 
 @public_page
@@ -21,20 +20,3 @@ def task_index(request):
         "backend": backend,
     }
     return render(request, "tasks/index.html", context)
-
-
-@public_page
-def task_detail(request, slug: str):
-    task = task_get_active(slug=slug)
-    if task is None:
-        raise Http404("no such task")
-    reference = task_folder(task=task) / "reference.py"
-    source = reference.read_text(encoding="utf-8") if reference.exists() else ""
-    context = {
-        "task": task,
-        "manifest": task.manifest,
-        "rows": task_shape_rows(task=task),
-        "reference_html": mark_safe(python_to_html(source)),  # noqa: S308 - escaped by Pygments
-        **task_runs_context(task=task),
-    }
-    return render(request, "tasks/detail.html", context)

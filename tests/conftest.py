@@ -64,7 +64,7 @@ def worker_command(*, queues: str, hostname: str) -> list[str]:
         "-m",
         "celery",
         "-A",
-        "arena",
+        "config",
         "worker",
         "--queues",
         queues,
@@ -86,7 +86,7 @@ def _purge_broker() -> None:
         for key in ("data_folder_in", "control_folder"):
             Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(parents=True, exist_ok=True)
         return
-    from arena.celery import app
+    from config.celery import app
 
     with app.connection_for_write() as conn:
         for queue in ("default", "agents", "build", "gpu"):

@@ -33,3 +33,21 @@ def test_engine_imports_only_torch_triton_and_the_standard_library():
     for path in (REPO / "evaluator/engine").rglob("*.py"):
         outside = {r for r in imported_roots(path) if r not in sys.stdlib_module_names}
         assert outside <= ALLOWED_IN_ENGINE - {"numpy"}, (path, outside)
+
+
+def test_importing_the_domain_packages_starts_no_celery_app():
+    """The Celery app is the project's (config/celery.py): a script that imports the domain's
+    packages, the grader's engine among them, gets neither Celery nor Django's settings."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, arena, evaluator, evaluator.engine, tasks, transcripts, leaderboard\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'celery', 'config'}))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

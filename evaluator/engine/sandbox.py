@@ -61,7 +61,7 @@ class SandboxError(RuntimeError):
 
 
 def unsafe_switch_on() -> bool:
-    """The development switch, read as arena/env.py reads a yes/no variable; a value that is
+    """The development switch, read as config/env.py reads a yes/no variable; a value that is
     neither stops with the variable's name rather than guess."""
     value = os.environ.get(UNSAFE_SWITCH, "").strip().lower()
     if value in ("", "0", "false", "no", "off"):

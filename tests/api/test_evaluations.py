@@ -197,7 +197,7 @@ def test_solution_is_graded_end_to_end_by_a_real_worker(
 
 
 def test_grading_jobs_go_to_the_gpu_queue():
-    from arena.celery import app
+    from config.celery import app
     from evaluator.jobs import evaluation_run_task
 
     route = app.amqp.router.route({}, evaluation_run_task.name, args=(1,), kwargs={})

@@ -4,7 +4,7 @@ import multiprocessing
 
 from kombu import Connection
 
-TRANSPORT = "arena.broker_files:Transport"
+TRANSPORT = "config.broker_files:Transport"
 MESSAGES = 40
 PAYLOAD = "x" * 20_000_000  # large enough that writing one takes a while
 

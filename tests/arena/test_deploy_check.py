@@ -13,7 +13,7 @@ import pytest
 from django.core.wsgi import get_wsgi_application
 from django.test import Client, override_settings
 
-from arena.page_cache import PageCache
+from config.page_cache import PageCache
 from tests.arena.test_settings import REPO, load_settings
 
 # Django's check wants 50 characters or more, 5 of them distinct, not its own insecure prefix.
@@ -97,7 +97,7 @@ def wsgi_get(app, path: str, **environ: str) -> tuple[str, dict[str, str]]:
 # Through the WSGI handler, which closes the database connection after each request.
 @pytest.mark.django_db(transaction=True)
 def test_production_mode_redirects_plain_http_even_when_the_https_page_is_cached(production):
-    # Served as arena.wsgi serves it: the page cache answers repeats before Django's redirect.
+    # Served as config.wsgi serves it: the page cache answers repeats before Django's redirect.
     app = PageCache(get_wsgi_application())
     for _ in range(2):
         status, headers = wsgi_get(app, "/", HTTP_X_FORWARDED_PROTO="https")

@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from arena.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_str
 
 
 def test_env_bool_reads_common_spellings(monkeypatch):

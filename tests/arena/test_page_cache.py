@@ -8,7 +8,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from arena.page_cache import PageCache
+from config.page_cache import PageCache
 
 
 class Clock:

@@ -22,7 +22,7 @@ def load_settings(
         text=True,
         env={
             "PATH": "/usr/bin:/bin",
-            "DJANGO_SETTINGS_MODULE": "arena.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "ARENA_DATA_DIR": str(data_dir),
             **env,
         },
@@ -109,10 +109,10 @@ def test_a_choice_outside_its_list_stops_start_up_naming_the_variable(
 def test_celery_app_has_four_queues_and_late_acks_for_gpu_work():
     out = load_settings(
         {"ARENA_SECRET_KEY": "k"},
-        "__import__('arena.celery').celery.app.conf.task_acks_late,"
-        " sorted(q.name for q in __import__('arena.celery').celery.app.conf.task_queues),"
-        " __import__('arena.celery').celery.app.conf.worker_prefetch_multiplier,"
-        " __import__('arena.celery').celery.app.conf.task_reject_on_worker_lost",
+        "__import__('config.celery').celery.app.conf.task_acks_late,"
+        " sorted(q.name for q in __import__('config.celery').celery.app.conf.task_queues),"
+        " __import__('config.celery').celery.app.conf.worker_prefetch_multiplier,"
+        " __import__('config.celery').celery.app.conf.task_reject_on_worker_lost",
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True ['agents', 'build', 'default', 'gpu'] 1 True"
@@ -131,7 +131,7 @@ def test_suite_runs_against_the_configured_database_and_broker():
 
 
 def test_submissions_are_graded_on_the_gpu_queue():
-    from arena.celery import app
+    from config.celery import app
 
     router = app.amqp.router
     route = router.route({}, "arena.submission_evaluate", args=(1,), kwargs={})

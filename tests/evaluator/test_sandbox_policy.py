@@ -128,7 +128,7 @@ def test_a_worker_erases_its_secrets_from_what_its_children_can_read():
     script = textwrap.dedent("""
         import ctypes, json, os, subprocess, sys
         from celery.signals import worker_init
-        import arena.celery
+        import config.celery
         from django.conf import settings
         worker_init.send(sender=None)
         read_parent = "import os; print(open(f'/proc/{os.getppid()}/environ', 'rb').read().hex())"

@@ -55,7 +55,7 @@ def test_secret_files_of_the_host_cannot_be_read(backend, run_code):
 report = {{name: attempt(lambda p=path: open(p).read()) for name, path in [
     ("home", {str(home_secret)!r}), ("etc", {str(etc_secret)!r}),
     ("repo", {str(repo_secret)!r}), ("shadow", "/etc/shadow"),
-    ("settings", {str(REPO / "arena" / "settings.py")!r}),
+    ("settings", {str(REPO / "config" / "settings.py")!r}),
 ]}}
 json.dump(report, open("report.json", "w"))
 """,

@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 "-m",
                 "celery",
                 "-A",
-                "arena",
+                "config",
                 "worker",
                 "--queues",
                 queues,

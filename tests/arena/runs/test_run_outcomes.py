@@ -267,7 +267,7 @@ def test_under_bwrap_the_scripted_agent_works_and_sees_neither_repository_nor_da
     assert run.status == Run.Status.EVALUATING, run.failure_detail
     assert run.trajectory.tool_call_count >= 4
     database = settings.DATABASES["default"]["NAME"]
-    repository_file = settings.BASE_DIR / "arena" / "settings.py"
+    repository_file = settings.BASE_DIR / "config" / "settings.py"
     probe = command_agent("prober", f"sh -c 'ls {repository_file}; ls {database}; {COPY_STARTER}'")
     run = execute(probe, vector_add)
     assert run.status == Run.Status.EVALUATING, run.failure_detail

@@ -14,10 +14,12 @@ from arena.api import (
     SubmissionDetailApi,
 )
 from arena.api_docs import ApiDocsView
-from arena.api_errors import not_found as api_not_found
 from arena.api_runs import RunCancelApi, RunLaunchApi
 from arena.api_trajectories import TrajectoryCreateApi
+from config.api_errors import not_found as api_not_found
 from evaluator.api import EvaluationCollectionApi, EvaluationDetailApi
+from leaderboard import views as leaderboard_views
+from tasks import views as tasks_views
 
 api_v1 = [
     path("submissions", SubmissionCreateApi.as_view(), name="submission-create"),
@@ -39,6 +41,12 @@ api_v1 = [
     path("", include("leaderboard.api_urls")),  # the public read API
 ]
 
+# /tasks/: the list is the tasks app's; a task's page shows its runs, so the read side serves it.
+tasks_pages = [
+    path("", tasks_views.task_index, name="index"),
+    path("<str:slug>/", leaderboard_views.task_detail, name="detail"),
+]
+
 urlpatterns = [
     path("api/v1/", include((api_v1, "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -50,7 +58,7 @@ urlpatterns = [
     # Anything else under /api/ is the API's JSON 404, with DEBUG on as well.
     re_path(r"^api/", api_not_found),
     path("admin/", admin.site.urls),
-    path("tasks/", include("tasks.urls")),
+    path("tasks/", include((tasks_pages, "tasks"), namespace="tasks")),
     # No namespace: the run page and others link to these as "transcript", "transcript-export".
     path("runs/<int:run_id>/transcript", run_log_views.transcript_page, name="transcript"),
     path(
@@ -62,9 +70,9 @@ urlpatterns = [
     path("", include("leaderboard.urls")),
 ]
 # Under /api/ Django's own errors answer in the API's JSON error shape, elsewhere as pages.
-handler400 = "arena.api_errors.bad_request"
-handler403 = "arena.api_errors.permission_denied"
-handler404 = "arena.api_errors.not_found"
+handler400 = "config.api_errors.bad_request"
+handler403 = "config.api_errors.permission_denied"
+handler404 = "config.api_errors.not_found"
 
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -1,4 +1,4 @@
-"""Whole public responses kept for a second or two in front of Django (arena.wsgi).
+"""Whole public responses kept for a second or two in front of Django (config.wsgi).
 
 The leaderboard's pages and read API are the same for every visitor and change only when a run
 is scored; under load, rendering them per request is what costs. A view opts in by marking its

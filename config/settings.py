@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arena.env import (
+from config.env import (
     env_bool,
     env_choice,
     env_int,
@@ -90,8 +90,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "arena.urls"
-WSGI_APPLICATION = "arena.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
@@ -176,9 +176,9 @@ REST_FRAMEWORK = {
     # Reads are public; every write needs an API token (created in the admin).
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_THROTTLE_CLASSES": ["arena.throttles.WriteRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.WriteRateThrottle"],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "arena.api_errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
 }
 
 # Writes per API token, "<count>/<second|minute|hour|day>"; empty turns the limit off.
@@ -204,7 +204,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "arena.api_errors.add_error_responses",
+        "config.api_errors.add_error_responses",
     ],
 }
 
@@ -215,7 +215,7 @@ EMBEDDED_BROKER_URL = "filesystem://localhost//"
 CELERY_BROKER_URL = env_str("ARENA_BROKER_URL") or EMBEDDED_BROKER_URL
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # Kombu's filesystem transport, with messages written whole before they can be read.
-    CELERY_BROKER_TRANSPORT = "arena.broker_files:Transport"
+    CELERY_BROKER_TRANSPORT = "config.broker_files:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(ARENA_BROKER_DIR / "messages"),
         "data_folder_out": str(ARENA_BROKER_DIR / "messages"),
@@ -310,7 +310,7 @@ else:
     )
 
 # Public pages and read API responses (the leaderboard, the matrix, the ranking API) are kept
-# whole this many seconds per web process (arena/page_cache.py); 0 turns that off.
+# whole this many seconds per web process (config/page_cache.py); 0 turns that off.
 ARENA_PAGE_CACHE_S = env_int("ARENA_PAGE_CACHE_S", 1, minimum=0)
 
 LOGGING = {

@@ -13,7 +13,7 @@ from celery.signals import worker_init
 from django.conf import settings
 from kombu import Queue
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,9 +1,0 @@
-import os
-
-from django.core.wsgi import get_wsgi_application
-
-from arena.page_cache import PageCache
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
-# Public pages that opt in are served whole from a short-lived cache (arena/page_cache.py).
-application = PageCache(get_wsgi_application())
