@@ -14,15 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena.agents.base import AdapterError, Budget
+from arena.lifecycle import RunNotCancellable, run_cancel
 from arena.models import Run
-from arena.runs import (
-    RunNotCancellable,
-    agent_adapter,
-    agent_for_launch,
-    run_cancel,
-    runs_launch,
-    tasks_select,
-)
+from arena.runs import agent_adapter, agent_for_launch, runs_launch, tasks_select
 from config.api_errors import error_body
 
 MAX_RUNS_PER_LAUNCH = 500

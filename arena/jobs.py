@@ -5,8 +5,8 @@ import time
 from celery import Task, shared_task
 from celery.signals import worker_ready
 
+from arena.lifecycle import runs_recover, submission_evaluate, submissions_recover
 from arena.models import Submission
-from arena.services import submission_evaluate, submissions_recover
 from evaluator.jobs import retry_when_lease_ends
 
 logger = logging.getLogger(__name__)
@@ -31,6 +31,8 @@ def submission_evaluate_task(self: Task, submission_id: int) -> None:
 
 @shared_task(name="arena.agents.run_execute", acks_late=True, reject_on_worker_lost=True)
 def run_execute_task(run_id: int) -> None:
+    # The agent runner (sandboxes, adapters) is loaded by the worker that runs agents, not by
+    # every process that sends a run to it.
     from arena.runs import run_execute
 
     run_execute(run_id=run_id)
@@ -38,8 +40,6 @@ def run_execute_task(run_id: int) -> None:
 
 @shared_task(name="arena.agents.runs_recover", acks_late=True)
 def runs_recover_task() -> None:
-    from arena.runs import runs_recover
-
     runs_recover()
 
 

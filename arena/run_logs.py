@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.utils import timezone
 from django.utils.text import slugify
 
+from arena.lifecycle import run_log_create
 from arena.models import Run
 from arena.services import NotYours, agent_for_account, run_may_act
 from evaluator.models import Evaluation
@@ -109,14 +109,7 @@ def _run_create(*, agent_name: str, task: Task, user: AbstractBaseUser | None) -
         agent = agent_for_account(name=agent_name, user=user)
     except NotYours as exc:
         raise TrajectoryForbidden("agent", exc.message) from None
-    return Run.objects.create(
-        agent=agent,
-        task=task,
-        status=Run.Status.DONE,
-        source=Run.Source.UPLOAD,
-        created_by=user,
-        finished_at=timezone.now(),
-    )
+    return run_log_create(agent=agent, task=task, created_by=user)
 
 
 def _attach(run: Run, trajectory: Trajectory) -> None:

@@ -42,7 +42,7 @@ def leaderboard_record(*, submission_id: int) -> RunScore | None:
 def leaderboard_catch_up() -> int:
     """Score finished evaluations of submissions newer than the newest scored one.
 
-    The write side's sweep (arena.services.submissions_recover, every ARENA_RUN_SWEEP_S on a GPU
+    The write side's sweep (arena.lifecycle.submissions_recover, every ARENA_RUN_SWEEP_S on a GPU
     worker) calls this as a safety net for a write path that did not call `leaderboard_record`
     (a worker killed between closing a run and scoring it); it costs two index lookups when there
     is nothing to do. The read side only reads. Older gaps are for `manage.py

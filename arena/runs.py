@@ -1,13 +1,11 @@
-"""Agent runs in the arena: queued -> preparing -> agent_running -> collecting -> evaluating ->
-done, or failed with a reason, or cancelled.
+"""Agent runs in the arena: what a worker does with a run it claimed (build the workspace, run
+the agent in a sandbox, collect its solution and log). Every state change and every message to
+a queue is arena/lifecycle.py's.
 
-The row is the truth. A worker claims a run with a conditional UPDATE (queued, or held under a
-lease that ran out because its worker died) and counts the claim in `attempts`; every later
-step is an UPDATE conditional on that attempt and on the state it leaves, so a worker that lost
-its run (cancelled, or taken over after its lease ran out) changes nothing. While it works the
-worker renews the lease from a thread. Collecting happens in one transaction: the trajectory,
-the submission and the move to evaluating are all written, or none is, so a run never has two
-submissions. Grading is the gpu queue's job (arena.services.submission_evaluate).
+While it works the worker renews the run's lease from a thread. Collecting happens in one
+transaction: the trajectory, the submission and the move to evaluating are all written, or none
+is, so a run never has two submissions. Grading is the gpu queue's job
+(arena.lifecycle.submission_evaluate).
 """
 
 import fnmatch
@@ -19,14 +17,12 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.utils import timezone
 
 import arena.sandboxes  # noqa: F401  (registers the docker sandbox)
@@ -34,9 +30,21 @@ from arena.agents import SCRIPTED_STRATEGIES
 from arena.agents.base import ARENA_INSTRUCTIONS, Adapter, AdapterError, Budget, Verdict
 from arena.agents.launcher import NOT_STARTED, STOPPED
 from arena.agents.registry import adapter_for
+from arena.lifecycle import (
+    HELD,
+    MAX_DETAIL_CHARS,
+    Reason,
+    RunLost,
+    Status,
+    run_advance,
+    run_claim,
+    run_fail,
+    run_lease_end,
+    run_queued_create,
+    run_submit,
+)
 from arena.models import Agent, Run, Submission
 from arena.run_logs import run_trajectory_attach
-from arena.services import submission_enqueue, submissions_recover
 from arena.workspace import (
     Workspace,
     WorkspaceError,
@@ -52,24 +60,11 @@ from transcripts.services import TrajectoryRejected, trajectory_max_bytes
 
 logger = logging.getLogger(__name__)
 
-Status = Run.Status
-Reason = Run.FailureReason
-# States a worker holds under a lease, and every state a run can still leave.
-HELD = (Status.PREPARING, Status.AGENT_RUNNING, Status.COLLECTING)
-ACTIVE = (Status.QUEUED, *HELD)
 # A run whose workers keep dying under it is failed rather than retried for ever.
 MAX_ATTEMPTS = 3
-# A queued run's message can be lost with a worker that had fetched it (the embedded broker
-# has no acks); after this long still queued, the sweep sends it again.
-REQUEUE_AFTER = timedelta(minutes=30)
 LAUNCHER = Path(__file__).resolve().parent / "agents" / "launcher.py"
-MAX_DETAIL_CHARS = 10_000
 BOX_POINTER = "box-path"
 STOPPED_UNASKED = "stopped"
-
-
-class RunLost(Exception):
-    """This worker no longer holds the run: it was cancelled or claimed by another worker."""
 
 
 class RunFailed(Exception):
@@ -80,11 +75,7 @@ class RunFailed(Exception):
         self.reason, self.detail = reason, detail
 
 
-class RunNotCancellable(Exception):
-    """The run is being graded or has finished: there is nothing left to cancel."""
-
-
-# --- creating and enqueueing -------------------------------------------------------------
+# --- creating ----------------------------------------------------------------------------
 
 
 def agent_adapter(*, agent: Agent) -> Adapter:
@@ -109,19 +100,8 @@ def run_create(
     """A queued arena run, sent to the agents queue once the caller's transaction commits.
     `created_by`: the account that launched it (None: the platform, e.g. launch_runs)."""
     agent_adapter(agent=agent)  # a misconfigured agent fails here, not in a worker
-    run = Run.objects.create(
-        agent=agent,
-        task=task,
-        status=Status.QUEUED,
-        source=Run.Source.ARENA,
-        created_by=created_by,
-        budget=run_budget(agent=agent, override=budget).to_dict(),
-        model=agent.model,
-        effort=agent.effort,
-        lease_expires_at=timezone.now() + REQUEUE_AFTER,
-    )
-    transaction.on_commit(lambda: run_enqueue(run_id=run.pk))
-    return run
+    merged = run_budget(agent=agent, override=budget).to_dict()
+    return run_queued_create(agent=agent, task=task, budget=merged, created_by=created_by)
 
 
 @transaction.atomic
@@ -143,71 +123,7 @@ def runs_launch(
     ]
 
 
-def run_enqueue(*, run_id: int) -> None:
-    from arena.jobs import run_execute_task
-
-    run_execute_task.apply_async((run_id,), queue=settings.ARENA_AGENTS_QUEUE)
-
-
-# --- claiming, leases and state changes --------------------------------------------------
-
-
-def _lease_end():
-    return timezone.now() + timedelta(seconds=settings.ARENA_RUN_LEASE_S)
-
-
-def run_claim(*, run_id: int) -> int | None:
-    """Take the run: queued, or held under an expired lease. The attempt number, or None."""
-    now = timezone.now()
-    claimable = Q(status=Status.QUEUED) | Q(status__in=HELD, lease_expires_at__lt=now)
-    changed = Run.objects.filter(claimable, pk=run_id, source=Run.Source.ARENA).update(
-        status=Status.PREPARING,
-        attempts=F("attempts") + 1,
-        lease_expires_at=_lease_end(),
-        started_at=Coalesce(F("started_at"), Value(now)),
-    )
-    if changed != 1:
-        return None
-    return Run.objects.values_list("attempts", flat=True).get(pk=run_id)
-
-
-def _advance(*, run_id: int, attempt: int, old: str, new: str, **fields) -> None:
-    """Move the run on, if this attempt still holds it in state `old`; else RunLost."""
-    changed = Run.objects.filter(pk=run_id, attempts=attempt, status=old).update(
-        status=new, **fields
-    )
-    if changed != 1:
-        raise RunLost(f"run {run_id} left {old} or was claimed again")
-
-
-def run_fail(*, run_id: int, reason: str, detail: str, attempt: int | None = None) -> bool:
-    """Fail a run that is still active (and still this attempt's, when given)."""
-    if reason not in Reason.values:
-        raise ValueError(f"reason: {reason!r} is not one of {', '.join(Reason.values)}")
-    runs = Run.objects.filter(pk=run_id, status__in=ACTIVE)
-    if attempt is not None:
-        runs = runs.filter(attempts=attempt)
-    changed = runs.update(
-        status=Status.FAILED,
-        failure_reason=reason,
-        failure_detail=detail[:MAX_DETAIL_CHARS],
-        finished_at=timezone.now(),
-        lease_expires_at=None,
-    )
-    return changed == 1
-
-
-def run_cancel(*, run_id: int) -> Run:
-    """Cancel a run that has not reached grading; its worker stops the agent within seconds."""
-    changed = Run.objects.filter(pk=run_id, status__in=ACTIVE).update(
-        status=Status.CANCELLED, finished_at=timezone.now(), lease_expires_at=None
-    )
-    run = Run.objects.get(pk=run_id)
-    if changed != 1:
-        raise RunNotCancellable(
-            f"run {run_id} is {run.status}: only an unfinished run before grading can be cancelled"
-        )
-    return run
+# --- the lease ----------------------------------------------------------------------------
 
 
 class LeaseKeeper(threading.Thread):
@@ -236,7 +152,7 @@ class LeaseKeeper(threading.Thread):
         at the next beat (the lease outlasts three missed beats)."""
         held = Run.objects.filter(pk=self.run_id, attempts=self.attempt, status__in=HELD)
         try:
-            return held.update(lease_expires_at=_lease_end()) == 1
+            return held.update(lease_expires_at=run_lease_end()) == 1
         except DatabaseError:
             logger.warning("run %s: lease not renewed this time", self.run_id, exc_info=True)
             connection.close()
@@ -336,7 +252,7 @@ def attempt_box(*, run_id: int, attempt: int) -> Path:
 def _attempt(*, run_id: int, attempt: int, paths: AttemptPaths, lease: LeaseKeeper) -> None:
     run = Run.objects.select_related("agent", "task").get(pk=run_id)
     adapter, workspace = _prepare(run=run, attempt=attempt, paths=paths)
-    _advance(run_id=run_id, attempt=attempt, old=Status.PREPARING, new=Status.AGENT_RUNNING)
+    run_advance(run_id=run_id, attempt=attempt, old=Status.PREPARING, new=Status.AGENT_RUNNING)
     budget = Budget.from_dict(run.budget)
     verdict, wall_s = _agent_run(adapter=adapter, budget=budget, paths=paths, run=run)
     if lease.lost.is_set():
@@ -344,7 +260,7 @@ def _attempt(*, run_id: int, attempt: int, paths: AttemptPaths, lease: LeaseKeep
     if verdict.reason == STOPPED_UNASKED:
         # The agent wrote the stop file itself: its own doing, not a cancel.
         verdict = Verdict(Reason.AGENT_ERROR, "the agent stopped itself (it wrote the stop file)")
-    _advance(run_id=run_id, attempt=attempt, old=Status.AGENT_RUNNING, new=Status.COLLECTING)
+    run_advance(run_id=run_id, attempt=attempt, old=Status.AGENT_RUNNING, new=Status.COLLECTING)
     _collect(
         run_id=run_id,
         attempt=attempt,
@@ -520,7 +436,7 @@ def _collect(
             except WorkspaceError as exc:
                 failure = (Reason.NO_SOLUTION, f"the agent left no usable solution: {exc}")
         if failure is not None:
-            _advance(
+            run_advance(
                 run_id=run_id,
                 attempt=attempt,
                 old=Status.COLLECTING,
@@ -589,44 +505,10 @@ def budget_overrun(*, run: Run, budget: Budget, enforced: frozenset[str]) -> str
 def _submit(*, run: Run, attempt: int, solution: dict[str, str]) -> Submission:
     (name, code), *_ = solution.items()
     evaluation = evaluation_create(task=run.task, solution_name=name, solution_code=code)
-    submission = Submission.objects.create(run=run, evaluation=evaluation)
-    _advance(
-        run_id=run.pk,
-        attempt=attempt,
-        old=Status.COLLECTING,
-        new=Status.EVALUATING,
-        lease_expires_at=None,
-    )
-    transaction.on_commit(lambda: submission_enqueue(submission=submission))
-    return submission
+    return run_submit(run=run, attempt=attempt, evaluation=evaluation)
 
 
 # --- recovering lost runs -----------------------------------------------------------------
-
-
-def runs_recover() -> list[int]:
-    """Send again the runs whose worker died (held under an expired lease: put back in the
-    queue), runs queued too long, and gradings whose worker died. Idempotent; the ids sent.
-
-    Each is sent by the one sweep whose conditional update moved it, so concurrent sweeps of
-    several workers send one message per run and period, not one each.
-    """
-    now = timezone.now()
-    again = now + REQUEUE_AFTER
-    arena = Run.objects.filter(source=Run.Source.ARENA, lease_expires_at__lt=now)
-    lost = list(arena.filter(status__in=HELD).values_list("pk", flat=True))
-    waiting = list(arena.filter(status=Status.QUEUED).values_list("pk", flat=True))
-    resend = [
-        pk
-        for pk in [*lost, *waiting]
-        if arena.filter(pk=pk, status__in=ACTIVE).update(
-            status=Status.QUEUED, lease_expires_at=again
-        )
-    ]
-    for pk in resend:
-        run_enqueue(run_id=pk)
-    submissions_recover()
-    return resend
 
 
 # --- choosing what to launch --------------------------------------------------------------

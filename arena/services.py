@@ -1,20 +1,15 @@
 import hashlib
 from dataclasses import dataclass
-from datetime import timedelta
 
-from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 from django.utils.text import slugify
 
+from arena.lifecycle import run_upload_create, submission_add
 from arena.models import Agent, Batch, Run, Submission
 from arena.moderation import run_visibility_set
-from arena.run_scores import leaderboard_catch_up, leaderboard_record
-from evaluator.models import Evaluation
-from evaluator.services import evaluation_create, evaluation_grade_enqueue, evaluation_run
+from evaluator.services import evaluation_create
 from tasks.models import Task
 
 WITHDRAWN_REASON = "withdrawn by its owner"
@@ -107,19 +102,11 @@ def _upload_add(
 ) -> Submission:
     """Run + Evaluation + Submission of an uploaded solution, enqueued once the caller's
     transaction commits."""
-    run = Run.objects.create(
-        agent=agent,
-        task=task,
-        status=Run.Status.EVALUATING,
-        source=Run.Source.UPLOAD,
-        created_by=user,
-    )
+    run = run_upload_create(agent=agent, task=task, created_by=user)
     evaluation = evaluation_create(
         task=task, solution_name=solution_name, solution_code=solution_code
     )
-    submission = Submission.objects.create(run=run, evaluation=evaluation, batch=batch)
-    transaction.on_commit(lambda: submission_enqueue(submission=submission))
-    return submission
+    return submission_add(run=run, evaluation=evaluation, batch=batch)
 
 
 @dataclass
@@ -171,80 +158,3 @@ def batch_submit(
             )
         )
     return BatchUpload(batch=batch, created=created, already=len(items) - len(created))
-
-
-def submission_enqueue(*, submission: Submission) -> None:
-    """Through the build stage (ARENA_BUILD_QUEUE) to the queue of the GPU kind that grades
-    (ARENA_GPU_QUEUE)."""
-    from arena.jobs import submission_evaluate_task
-
-    evaluation_grade_enqueue(
-        evaluation_id=submission.evaluation_id, then=submission_evaluate_task.si(submission.pk)
-    )
-
-
-def submissions_recover() -> list[int]:
-    """Send again the gradings a dead worker left: running under a lease that ran out, or
-    queued so long that their message was lost (the embedded broker loses the one a killed
-    worker held). A duplicate message is harmless: the claim is a conditional update."""
-    now = timezone.now()
-    lost = Submission.objects.filter(run__status=Run.Status.EVALUATING).filter(
-        Q(evaluation__status=Evaluation.Status.RUNNING, evaluation__lease_expires_at__lt=now)
-        | Q(
-            evaluation__status=Evaluation.Status.QUEUED,
-            created_at__lt=now - timedelta(seconds=settings.ARENA_GRADER_REQUEUE_S),
-        )
-    )
-    resent = list(lost.values_list("pk", flat=True))
-    for submission in Submission.objects.filter(pk__in=resent):
-        submission_enqueue(submission=submission)
-    # Finished gradings a killed worker closed but never scored.
-    leaderboard_catch_up()
-    return resent
-
-
-def submission_evaluate(*, submission_id: int) -> Evaluation | None:
-    """Grade a submission (claiming its evaluation) and close its run; idempotent.
-
-    None when another worker holds the evaluation under a live lease.
-    """
-    submission = Submission.objects.filter(pk=submission_id).first()
-    if submission is None:
-        return None
-    evaluation = evaluation_run(evaluation_id=submission.evaluation_id)
-    if evaluation is None:
-        evaluation = Evaluation.objects.get(pk=submission.evaluation_id)
-        if not evaluation.is_finished:
-            return None
-    run_finish(run_id=submission.run_id)
-    leaderboard_record(submission_id=submission.pk)
-    return evaluation
-
-
-def run_finish(*, run_id: int) -> bool:
-    """Mark an evaluating run done once all its evaluations have finished; idempotent."""
-    unfinished = Evaluation.objects.filter(submission__run_id=run_id).exclude(
-        status__in=Evaluation.FINISHED
-    )
-    if unfinished.exists():
-        return False
-    errored = Evaluation.objects.filter(
-        submission__run_id=run_id, status=Evaluation.Status.ERROR
-    ).first()
-    if errored is not None and Run.objects.filter(pk=run_id, source=Run.Source.ARENA).exists():
-        # The grader, not the agent, failed an arena run: say so rather than rank it.
-        return _run_grader_error(run_id=run_id, detail=errored.error)
-    changed = Run.objects.filter(pk=run_id, status=Run.Status.EVALUATING).update(
-        status=Run.Status.DONE, finished_at=timezone.now()
-    )
-    return changed == 1
-
-
-def _run_grader_error(*, run_id: int, detail: str) -> bool:
-    changed = Run.objects.filter(pk=run_id, status=Run.Status.EVALUATING).update(
-        status=Run.Status.FAILED,
-        failure_reason=Run.FailureReason.GRADER_ERROR,
-        failure_detail=detail[:10_000],
-        finished_at=timezone.now(),
-    )
-    return changed == 1

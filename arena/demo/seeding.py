@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from arena.agents.scripted import VERSION as SCRIPTED_VERSION
 from arena.demo.scripted_runs import DEMO_AGENTS, DemoAgent, DemoRun, demo_plan, demo_run
+from arena.lifecycle import run_recorded_create
 from arena.models import Agent, Run, Submission
 from arena.run_logs import run_trajectory_attach
 from arena.run_scores import leaderboard_record
@@ -235,16 +235,15 @@ def demo_run_import_recorded(
         row = _locked_agent(agent, task)
         if row is None:
             return None
-        run = Run.objects.create(
+        solved = entry.get("solution") is not None
+        run = run_recorded_create(
             agent=row,
             task=task,
-            source=Run.Source.ARENA,
-            finished_at=timezone.now(),
+            solved=solved,
+            detail=entry.get("problem") or "the agent left no solution",
             **_run_provenance(row),
         )
-        if entry.get("solution") is None:
-            _run_fail(run, detail=entry.get("problem") or "the agent left no solution")
-        else:
+        if solved:
             evaluation = evaluation_create(
                 task=task,
                 solution_name=entry.get("solution_name") or "solution.py",
@@ -253,13 +252,11 @@ def demo_run_import_recorded(
             data = dict(entry["result"], recorded={"note": recorded.note, "gpu": recorded.gpu})
             evaluation_store_result(evaluation=evaluation, data=data)
             submission = Submission.objects.create(run=run, evaluation=evaluation)
-            run.status = Run.Status.DONE
-            run.save(update_fields=["status"])
         # Last: the import writes files, and nothing after it may fail and orphan them.
         where = f"{recorded.path}: the run of {agent.name} on {task.slug}"
         _trajectory_attach(entry["log"] if log is None else log, run=run, where=where)
     if submission is not None:
-        # Scored as a graded run is (arena.services.submission_evaluate): the sweep's catch-up
+        # Scored as a graded run is (arena.lifecycle.submission_evaluate): the sweep's catch-up
         # only looks past the newest score, and a worker may grade a newer one first.
         leaderboard_record(submission_id=submission.pk)
     return run
@@ -272,14 +269,9 @@ def demo_run_submit(*, agent: DemoAgent, task: Task, run: DemoRun) -> Run | None
         if row is None:
             return None
         if run.solution is None:
-            created = Run.objects.create(
-                agent=row,
-                task=task,
-                source=Run.Source.ARENA,
-                finished_at=timezone.now(),
-                **_run_provenance(row),
+            created = run_recorded_create(
+                agent=row, task=task, solved=False, detail=run.problem, **_run_provenance(row)
             )
-            _run_fail(created, detail=run.problem)
         else:
             submission = submission_create(
                 task=task,
@@ -302,13 +294,6 @@ def _trajectory_attach(log: str, *, run: Run, where: str) -> None:
         run_trajectory_attach(run=run, data=log.encode(), filename=LOG_NAME)
     except TrajectoryRejected as exc:
         raise DemoError(f"{where}: field 'log': {exc.message}") from None
-
-
-def _run_fail(run: Run, *, detail: str) -> None:
-    run.status = Run.Status.FAILED
-    run.failure_reason = Run.FailureReason.NO_SOLUTION
-    run.failure_detail = detail[:4000]
-    run.save(update_fields=["status", "failure_reason", "failure_detail"])
 
 
 def demo_recorded_paths() -> list[Path]:

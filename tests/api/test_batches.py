@@ -18,7 +18,7 @@ SOLUTIONS = REPO / "tests" / "evaluator" / "solutions"
 def enqueued(monkeypatch):
     sent: list[int] = []
     monkeypatch.setattr(
-        "arena.services.submission_enqueue", lambda *, submission: sent.append(submission.pk)
+        "arena.lifecycle.submission_enqueue", lambda *, submission: sent.append(submission.pk)
     )
     return sent
 

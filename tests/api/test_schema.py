@@ -17,8 +17,9 @@ from django.contrib.staticfiles import finders
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from arena.api_runs import LaunchedRunOutputSerializer
+from arena.lifecycle import submission_evaluate
 from arena.models import Agent, Batch, Run, Submission
-from arena.services import submission_create, submission_evaluate
+from arena.services import submission_create
 from evaluator.models import Evaluation
 from leaderboard.api import RunOutputSerializer
 from tasks.models import Task

@@ -3,8 +3,8 @@
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from arena.lifecycle import submission_evaluate
 from arena.models import Run, Submission
-from arena.services import submission_evaluate
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_run
 from tests.api.factories import client_with_token, token_create

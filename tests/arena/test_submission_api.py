@@ -85,7 +85,7 @@ def test_valid_upload_creates_run_evaluation_and_submission(
 ):
     enqueued = []
     monkeypatch.setattr(
-        "arena.services.submission_enqueue", lambda *, submission: enqueued.append(submission.pk)
+        "arena.lifecycle.submission_enqueue", lambda *, submission: enqueued.append(submission.pk)
     )
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(

@@ -5,9 +5,9 @@ import math
 import pytest
 from django.core.cache import cache
 
+from arena.lifecycle import submissions_recover
 from arena.models import RunScore
 from arena.run_scores import leaderboard_invalidate, leaderboard_rebuild, leaderboard_record
-from arena.services import submissions_recover
 from leaderboard.selectors import (
     ScoreFilters,
     agent_score_list,

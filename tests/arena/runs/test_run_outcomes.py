@@ -15,22 +15,18 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from arena.models import Run, Submission
-from arena.runs import (
-    MAX_ATTEMPTS,
+from arena.lifecycle import (
     RunLost,
     RunNotCancellable,
-    _advance,
-    attempt_box,
+    run_advance,
     run_cancel,
-    run_create,
-    run_execute,
     run_fail,
-    run_folder,
+    run_finish,
     runs_recover,
 )
+from arena.models import Run, Submission
+from arena.runs import MAX_ATTEMPTS, attempt_box, run_create, run_execute, run_folder
 from arena.sandboxes import docker_usable
-from arena.services import run_finish
 from evaluator.engine.sandbox import bwrap_usable
 from evaluator.models import Evaluation
 from tests.arena.runs.conftest import command_agent, make_agent, wait_for_status
@@ -320,7 +316,9 @@ def test_a_worker_that_lost_its_run_cannot_move_it_on(run_queues, vector_add):
     run = run_create(agent=command_agent("raced", "true"), task=vector_add)
     _abandon(run, status=Run.Status.AGENT_RUNNING, attempts=2, expired=False)
     with pytest.raises(RunLost):
-        _advance(run_id=run.pk, attempt=1, old=Run.Status.AGENT_RUNNING, new=Run.Status.COLLECTING)
+        run_advance(
+            run_id=run.pk, attempt=1, old=Run.Status.AGENT_RUNNING, new=Run.Status.COLLECTING
+        )
     assert not run_fail(run_id=run.pk, reason="agent_error", detail="stale", attempt=1)
     assert Run.objects.get(pk=run.pk).status == Run.Status.AGENT_RUNNING
 
