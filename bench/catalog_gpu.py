@@ -22,13 +22,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from evaluator.engine import EvaluateOptions, evaluate  # noqa: E402
-from evaluator.engine.taskspec import catalog_root, iter_task_folders, load_task  # noqa: E402
+from evaluator.engine.taskspec import catalog_roots, iter_task_folders, load_task  # noqa: E402
 from tasks.validation import main as validation_main  # noqa: E402
 
 
 def grade_starters(out: Path) -> int:
     rows, failed = [], 0
-    for folder in iter_task_folders(catalog_root()):
+    for folder in iter_task_folders(catalog_roots()[0]):
         starter = folder / "starter" / "solution.py"
         if not starter.is_file():
             continue
@@ -73,7 +73,7 @@ def merge_baselines(out: Path, parts: list[Path]) -> int:
 
 
 def task_folders(slugs: list[str]) -> list[Path]:
-    folders = {load_task(f).slug: f for f in iter_task_folders(catalog_root())}
+    folders = {load_task(f).slug: f for f in iter_task_folders(catalog_roots()[0])}
     unknown = [s for s in slugs if s not in folders]
     if unknown:
         raise SystemExit(f"unknown task slugs: {unknown}")

@@ -120,12 +120,12 @@ def record(
 ) -> Path:
     """Run, grade and write every (task, strategy) not yet recorded; the file's path."""
     from arena.demo.scripted_runs import demo_plan
-    from evaluator.engine.taskspec import catalog_root, find_task_folder, load_task
+    from evaluator.engine.taskspec import catalog_roots, find_task_folder, load_task
 
     gpu = gpu_name(device)
     out = out or default_output(gpu)
     data = load_existing(out, gpu=gpu) or header(device=device, gpu=gpu)
-    folders = {slug: find_task_folder(slug, catalog_root()) for slug in tasks}
+    folders = {slug: find_task_folder(slug, catalog_roots()[0]) for slug in tasks}
     versions = {slug: load_task(folder).version_hash for slug, folder in folders.items()}
     # A run recorded against an older version of its task is recorded again.
     data["runs"] = [

@@ -117,11 +117,10 @@ def django_ready() -> str:
     from django.conf import settings
     from django.core.management import call_command
 
-    from evaluator.engine.taskspec import catalog_root
     from tasks.services import task_sync
 
     call_command("migrate", verbosity=0)
-    report = task_sync(catalog=catalog_root())
+    report = task_sync(catalog=settings.ARENA_CATALOG_DIR)
     if report.errors:
         raise SystemExit(f"catalogue errors: {report.errors}")
     return settings.ARENA_WRITE_RATE

@@ -244,6 +244,19 @@ ARENA_GRADER_LEASE_MARGIN_S = env_int("ARENA_GRADER_LEASE_MARGIN_S", 300, minimu
 ARENA_GRADER_REQUEUE_S = env_int("ARENA_GRADER_REQUEUE_S", 1800, minimum=1)
 # The secret from which unseen shapes are drawn; without it, fresh randomness per evaluation.
 ARENA_HIDDEN_SEED = env_str("ARENA_HIDDEN_SEED") or None
+# Where outputs pass from the candidate to the judge; unset: /dev/shm when roomy, else the
+# system's temporary folder (evaluator/engine/evaluate.py: scratch_root).
+ARENA_SCRATCH_DIR = env_str("ARENA_SCRATCH_DIR") or None
+# The grader's caches of eager and torch.compile timings and of the reference's probes.
+_GRADER_CACHE = Path.home() / ".cache" / "kernel-arena"
+ARENA_BASELINE_CACHE = env_path("ARENA_BASELINE_CACHE", _GRADER_CACHE / "baselines.json")
+ARENA_PROBE_CACHE = env_path("ARENA_PROBE_CACHE", _GRADER_CACHE / "probes.json")
+# The task catalogue that ships with the source tree, and where imported tasks are written
+# (import_kernelbench), outside it; both are read.
+ARENA_CATALOG_DIR = env_path("ARENA_CATALOG_DIR", BASE_DIR / "tasks" / "catalog")
+ARENA_IMPORTED_CATALOG_DIR = env_path("ARENA_IMPORTED_CATALOG_DIR", DATA_DIR / "catalog")
+# The docker sandbox's image (docs/sandboxes.md: `make sandbox-image` builds it).
+ARENA_SANDBOX_IMAGE = env_str("ARENA_SANDBOX_IMAGE", "kernel-arena-sandbox:full")
 # Development only: run untrusted code (candidates, agents) in a plain process where no
 # isolating sandbox works, with this user's files, network and /proc within its reach.
 ARENA_UNSAFE_RUN_UNISOLATED = env_bool("ARENA_UNSAFE_RUN_UNISOLATED", False)

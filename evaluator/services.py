@@ -77,6 +77,10 @@ def grader_options() -> EvaluateOptions:
         timeout_s=settings.ARENA_GRADER_TIMEOUT_S,
         sandbox=settings.ARENA_GRADER_SANDBOX,
         hidden_seed=settings.ARENA_HIDDEN_SEED,
+        scratch_dir=settings.ARENA_SCRATCH_DIR,
+        baseline_cache=str(settings.ARENA_BASELINE_CACHE),
+        probe_cache=str(settings.ARENA_PROBE_CACHE),
+        catalogs=(str(settings.ARENA_CATALOG_DIR), str(settings.ARENA_IMPORTED_CATALOG_DIR)),
         allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
         build_cache=str(settings.ARENA_BUILD_CACHE),
         prepared=settings.ARENA_GRADER_PREPARED

@@ -8,7 +8,7 @@ counted there too (no memory, no compute). Problems that download weights are sk
 The import is atomic: every folder is written into a staging folder and every manifest loaded
 back before the suite folder is swapped in and the database synced in one transaction; any
 refusal leaves the catalogue and the database as they were. Imported tasks live in the
-imported catalogue (taskspec.imported_catalog_root, under ARENA_DATA_DIR), never in the
+imported catalogue (settings.ARENA_IMPORTED_CATALOG_DIR, under ARENA_DATA_DIR), never in the
 source tree.
 """
 
@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
-from evaluator.engine.taskspec import TaskError, imported_catalog_root, load_task_folder
+from evaluator.engine.taskspec import TaskError, load_task_folder
 from tasks.services import SyncReport, task_sync
 
 SUITE = "kernelbench"
@@ -122,7 +123,7 @@ def kernelbench_import(
 
     `catalog` is the imported catalogue (the default), which the database sync reads.
     """
-    catalog = catalog or imported_catalog_root()
+    catalog = catalog or settings.ARENA_IMPORTED_CATALOG_DIR
     problems = kernelbench_problems(source)
     suite_dir = catalog / SUITE
     outcomes = _analyse_all(problems, suite_dir, workers, progress)

@@ -2,11 +2,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from evaluator.engine.formulas import FormulaError, formula_evaluate
 from evaluator.engine.roofline import floor_ms, peaks_for
-from evaluator.engine.taskspec import catalog_roots
 from tasks.models import Task
 
 BASELINES_DIR = Path(__file__).resolve().parent / "baselines"
@@ -17,9 +17,15 @@ def task_get_active(*, slug: str) -> Task | None:
     return Task.objects.filter(slug=slug, is_active=True).first()
 
 
+def catalog_dirs() -> list[Path]:
+    """The catalogues this deployment reads: the source one, then the imported one."""
+    source, imported = settings.ARENA_CATALOG_DIR, settings.ARENA_IMPORTED_CATALOG_DIR
+    return [source] if imported == source else [source, imported]
+
+
 def task_folder(*, task: Task) -> Path:
     """The task's folder, in the source catalogue or the imported one."""
-    roots = catalog_roots()
+    roots = catalog_dirs()
     return next(
         (r / task.folder for r in roots if (r / task.folder).is_dir()), roots[0] / task.folder
     )

@@ -6,11 +6,11 @@ from django.db import transaction
 from evaluator.engine.taskspec import (
     TaskError,
     TaskSpec,
-    catalog_roots,
     iter_task_folders,
     load_task_folder,
 )
 from tasks.models import Task
+from tasks.selectors import catalog_dirs
 
 
 @dataclass
@@ -25,13 +25,14 @@ class SyncReport:
 def task_sync(*, catalog: Path | None = None) -> SyncReport:
     """Load every catalogue folder into Task rows; all or nothing.
 
-    Without `catalog`, both the source catalogue and the imported one (taskspec.catalog_roots)
-    are read. A task whose files changed gets its new version hash; evaluations keep the hash
-    they were graded against. A task whose folder disappeared is deactivated, never deleted.
+    Without `catalog`, both the source catalogue and the imported one (ARENA_CATALOG_DIR and
+    ARENA_IMPORTED_CATALOG_DIR in settings) are read. A task whose files changed gets its new
+    version hash; evaluations keep the hash they were graded against. A task whose folder
+    disappeared is deactivated, never deleted.
     """
     report = SyncReport()
     specs: list[tuple[TaskSpec, Path]] = []
-    roots = [catalog.resolve()] if catalog is not None else catalog_roots()
+    roots = [catalog.resolve()] if catalog is not None else catalog_dirs()
     for root in roots:
         for folder in iter_task_folders(root):
             try:

@@ -269,9 +269,11 @@ def _shape_baselines(
 def _write_gpu_baselines(out: Path, folders: list[Path], *, with_compile: bool) -> int:
     import json
 
-    from evaluator.engine.taskspec import catalog_root, iter_task_folders
+    from evaluator.engine.taskspec import catalog_roots, iter_task_folders
 
-    report = gpu_baselines(folders or iter_task_folders(catalog_root()), with_compile=with_compile)
+    report = gpu_baselines(
+        folders or iter_task_folders(catalog_roots()[0]), with_compile=with_compile
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, sort_keys=True))
     bad = 0
@@ -321,10 +323,10 @@ def _warm_compile_main(argv: list[str]) -> int:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from evaluator.engine.taskspec import catalog_root, iter_task_folders
+    from evaluator.engine.taskspec import catalog_roots, iter_task_folders
 
     workers = int(argv[0])
-    folders = [Path(a) for a in argv[1:]] or list(iter_task_folders(catalog_root()))
+    folders = [Path(a) for a in argv[1:]] or list(iter_task_folders(catalog_roots()[0]))
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         for line in pool.map(warm_compile_cache, folders):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.test import override_settings
 
 from tests.waiting import wait_for
 
@@ -123,10 +124,10 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
 @pytest.fixture
 def catalog_tasks(db):
     """The real catalogue, synced into Task rows."""
-    from evaluator.engine.taskspec import catalog_root
+    from evaluator.engine.taskspec import DEFAULT_CATALOG
     from tasks.services import task_sync
 
-    report = task_sync(catalog=catalog_root())
+    report = task_sync(catalog=DEFAULT_CATALOG)
     assert not report.errors, report.errors
     return report
 
@@ -155,6 +156,7 @@ def full_sandbox_image():
     first use, as `make sandbox-image` does; its tag pins its contents, so an unchanged machine
     reuses it. ARENA_SANDBOX_IMAGE names it for the session."""
     image = build_sandbox_image("full")
-    with pytest.MonkeyPatch.context() as patch:
+    # In this process through settings; in the workers the tests start, through their settings.
+    with pytest.MonkeyPatch.context() as patch, override_settings(ARENA_SANDBOX_IMAGE=image):
         patch.setenv("ARENA_SANDBOX_IMAGE", image)
         yield image

@@ -19,6 +19,7 @@ from typing import Any
 
 import docker
 import requests
+from django.conf import settings
 from docker.models.containers import Container
 from docker.types import DeviceRequest, LogConfig, Mount
 
@@ -119,7 +120,10 @@ class DockerSandbox(ProcessSandbox):
         raise SandboxError("the docker sandbox starts a container per job: use run()")
 
     def __init__(self, image: str | None = None) -> None:
-        self.image = image or os.environ.get("ARENA_SANDBOX_IMAGE") or DEFAULT_IMAGE
+        # A deployment's settings name the image; a process that grades without the project
+        # (a script) gets the default tag, which `make sandbox-image` also writes.
+        configured = settings.ARENA_SANDBOX_IMAGE if settings.configured else DEFAULT_IMAGE
+        self.image = image or configured
 
     def container_options(
         self,

@@ -18,13 +18,6 @@ from pathlib import Path
 from typing import Any
 
 
-def cache_path() -> Path:
-    configured = os.environ.get("ARENA_BASELINE_CACHE")
-    if configured:
-        return Path(configured)
-    return Path.home() / ".cache" / "kernel-arena" / "baselines.json"
-
-
 def baseline_key(
     *, task_version: str, gpu: str, torch_version: str, triton_version: str, shape: dict[str, int]
 ) -> str:

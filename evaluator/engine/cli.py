@@ -6,10 +6,10 @@ roofline table.
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 
+from evaluator.engine import environment
 from evaluator.engine.concealment import environ_conceal
 from evaluator.engine.evaluate import EvaluateOptions, evaluate
 from evaluator.engine.measure_peaks import measure_peaks, render_peaks
@@ -49,10 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = EvaluateOptions(
             timeout_s=args.timeout,
             sandbox=args.sandbox,
-            hidden_seed=os.environ.get("ARENA_HIDDEN_SEED") or None,
             allow_unisolated=args.unsafe_run_unisolated or unsafe_switch_on(),
         )
-        environ_conceal(["ARENA_HIDDEN_SEED"])
+        environ_conceal([environment.HIDDEN_SEED])
         result = evaluate(args.task, args.solution, args.device, options)
     except (TaskError, OSError, ValueError) as exc:
         if args.json:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine import builds, feasibility, prepared
-from evaluator.engine.baselines import baseline_key, cache_load, cache_path, cache_store
+from evaluator.engine import builds, environment, feasibility, prepared
+from evaluator.engine.baselines import baseline_key, cache_load, cache_store
 from evaluator.engine.cases import cases_for
 from evaluator.engine.compare import tolerance_for
 from evaluator.engine.feasibility import POOL_FACTOR
@@ -71,7 +71,17 @@ class EvaluateOptions:
     sandbox: str = "auto"
     unseen_count: int = 5
     # The grading service's secret; without one, unseen shapes are drawn from fresh randomness.
-    hidden_seed: str | None = None
+    # Defaults here, as for the paths below, are the environment's (environment.py); a
+    # deployment passes its settings' values.
+    hidden_seed: str | None = field(default_factory=environment.hidden_seed)
+    # Where outputs pass from the candidate to the judge (None: /dev/shm when roomy, else the
+    # system's temporary folder).
+    scratch_dir: str | None = field(default_factory=environment.scratch_dir)
+    # The cached eager and torch.compile timings, and the cached probes of the reference.
+    baseline_cache: str = field(default_factory=environment.baseline_cache)
+    probe_cache: str = field(default_factory=environment.probe_cache)
+    # The catalogues a task given by slug is looked up in.
+    catalogs: tuple[str, ...] = field(default_factory=environment.catalog_dirs)
     compile_baseline: bool = True
     # The operator's development switch (sandbox.UNSAFE_SWITCH, read when the options are made):
     # without it the candidate runs only in a sandbox that isolates, and grading stops with an
@@ -120,7 +130,7 @@ def evaluate(
 ) -> EvalResult:
     started = time.monotonic()
     options = options or EvaluateOptions()
-    spec = task if isinstance(task, TaskSpec) else load_task(task)
+    spec = task if isinstance(task, TaskSpec) else load_task(task, catalogs=options.catalogs)
     solution_path = Path(solution).resolve()
     device = resolve_device(device)
     result = _new_result(spec, solution_path, device)
@@ -166,13 +176,13 @@ def build_failure_result(
     return result
 
 
-def scratch_root() -> str | None:
-    """Where outputs travel from the candidate to the judge: memory-backed when it is roomy.
+def scratch_root(configured: str | None = None) -> str | None:
+    """Where outputs travel from the candidate to the judge: `configured`, else memory-backed
+    when it is roomy.
 
     A GPU task's outputs run to gigabytes per evaluation; /dev/shm spares the disk, but
     containers often give it only 64 MB, so it is used only with room to spare.
     """
-    configured = os.environ.get("ARENA_SCRATCH_DIR")
     if configured:
         return configured
     try:
@@ -190,7 +200,7 @@ def _scratch(launcher: "_Launcher") -> Iterator[tuple[Path, prepared.Slot | None
     prepared.wait_removed()
     slot = _prepared_slot(launcher) if launcher.options.prepared else None
     if slot is None:
-        with private_scratch("arena-eval", root=scratch_root()) as tmp:
+        with private_scratch("arena-eval", root=scratch_root(launcher.options.scratch_dir)) as tmp:
             yield tmp, None
         return
     try:
@@ -206,14 +216,13 @@ def _prepared_slot(launcher: "_Launcher") -> prepared.Slot | None:
         if not launcher.sandbox(sandboxed=True).preparable:
             return None
         return prepared.POOL.take(
-            launcher.key(), _new_scratch, launcher.start, launcher.options.prepared_ahead
+            launcher.key(),
+            launcher.new_scratch,
+            launcher.start,
+            launcher.options.prepared_ahead,
         )
     except SandboxError:
         return None
-
-
-def _new_scratch() -> Path:
-    return new_private_folder("arena-eval", root=scratch_root())
 
 
 class _Launcher:
@@ -231,7 +240,11 @@ class _Launcher:
             self.sandbox(sandboxed=True).name,
             self.memory_cap(),
             sys.executable,
+            self.options.scratch_dir,
         )
+
+    def new_scratch(self) -> Path:
+        return new_private_folder("arena-eval", root=scratch_root(self.options.scratch_dir))
 
     def memory_cap(self) -> int | None:
         # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
@@ -345,7 +358,7 @@ def plan_shapes(
     ]
     from evaluator.engine.generalization import draw_unseen_shapes, hidden_seed_material
 
-    secret = options.hidden_seed or os.environ.get("ARENA_HIDDEN_SEED") or ""
+    secret = options.hidden_seed or ""
     source = "secret" if secret else "random"
     seed = hidden_seed_material(secret or secrets.token_hex(16), spec.version_hash, solution_hash)
     needed = options.unseen_count
@@ -510,7 +523,7 @@ class _Evaluation:
     def _screen(
         self, pool: list[UnseenShape], needed: int
     ) -> tuple[list[UnseenShape], dict[str, Any]]:
-        path = feasibility.cache_path()
+        path = Path(self.options.probe_cache)
         key = feasibility.cache_key(
             task_version=self.spec.version_hash,
             device_name=str(self.result.environment.get("gpu") or self.device),
@@ -576,7 +589,7 @@ class _Evaluation:
     def _load_baselines(self) -> None:
         if not self.timed:
             return
-        cache = cache_load(cache_path())
+        cache = cache_load(Path(self.options.baseline_cache))
         for index, key in self._baseline_keys().items():
             if key in cache:
                 self.cached_baselines[str(index)] = cache[key]
@@ -594,7 +607,7 @@ class _Evaluation:
                 }
         # A read-only home only costs the next evaluation a recompile.
         with contextlib.suppress(OSError):
-            cache_store(cache_path(), fresh)
+            cache_store(Path(self.options.baseline_cache), fresh)
 
     def _child(self, role: str, workdir: Path, *, sandboxed: bool) -> Outcome:
         atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
@@ -841,7 +854,7 @@ def build_solution(
     if not options.build_cache:
         raise ValueError("the build stage needs a build cache (EvaluateOptions.build_cache)")
     root = Path(options.build_cache)
-    spec = task if isinstance(task, TaskSpec) else load_task(task)
+    spec = task if isinstance(task, TaskSpec) else load_task(task, catalogs=options.catalogs)
     source = Path(solution).read_bytes()
     key = builds.build_key(
         source=source, torch_version=torch.__version__, cuda=torch.version.cuda, arch=arch

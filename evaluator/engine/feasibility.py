@@ -20,9 +20,7 @@ the allocator's fragmentation and the comparison's chunks.
 import hashlib
 import json
 import math
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 RESERVE_BYTES = 4 * 1024**3
@@ -61,13 +59,6 @@ def shape_key(shape: Mapping[str, int]) -> str:
 
 
 # ---- the cache of probe results, per (task version, device) ------------------------------------
-
-
-def cache_path() -> Path:
-    configured = os.environ.get("ARENA_PROBE_CACHE")
-    if configured:
-        return Path(configured)
-    return Path.home() / ".cache" / "kernel-arena" / "probes.json"
 
 
 def cache_key(

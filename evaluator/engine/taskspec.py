@@ -8,17 +8,19 @@ import copy
 import hashlib
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.engine import environment
 from evaluator.engine.formulas import FormulaError, formula_names
 from evaluator.engine.generalization import RuleError, rules_from_manifest
 
 CATEGORIES = ("torch2cuda", "torch2triton", "triton2triton", "cuda2cuda", "hard")
 REGIMES = ("compute", "memory")
 DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "int8", "int32", "int64")
-DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "tasks" / "catalog"
+DEFAULT_CATALOG = environment.DEFAULT_CATALOG
 
 Shape = dict[str, int]
 
@@ -78,42 +80,31 @@ class TaskSpec:
         }
 
 
-def catalog_root() -> Path:
-    """The catalogue that ships with the source tree (ARENA_CATALOG_DIR overrides it)."""
-    configured = os.environ.get("ARENA_CATALOG_DIR")
-    return Path(configured).resolve() if configured else DEFAULT_CATALOG
-
-
-def imported_catalog_root() -> Path:
-    """Where imported tasks live (import_kernelbench): outside the source tree, in the data dir.
-
-    ARENA_IMPORTED_CATALOG_DIR, else $ARENA_DATA_DIR/catalog, else var/catalog.
-    """
-    configured = os.environ.get("ARENA_IMPORTED_CATALOG_DIR")
-    if configured:
-        return Path(configured).resolve()
-    data_dir = os.environ.get("ARENA_DATA_DIR")
-    base = Path(data_dir) if data_dir else DEFAULT_CATALOG.parents[1] / "var"
-    return (base / "catalog").resolve()
-
-
-def catalog_roots() -> list[Path]:
-    """Every catalogue the grader reads: the source one, then the imported one if it differs."""
-    roots = [catalog_root()]
-    imported = imported_catalog_root()
-    if imported != roots[0]:
-        roots.append(imported)
+def catalog_roots(dirs: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """The catalogues a slug is looked up in, in order, each once: `dirs` (a deployment's
+    settings), else the environment's (environment.catalog_dirs)."""
+    roots: list[Path] = []
+    for folder in dirs if dirs is not None else environment.catalog_dirs():
+        root = Path(folder).resolve()
+        if root not in roots:
+            roots.append(root)
     return roots
 
 
-def load_task(task: str | os.PathLike[str], *, catalog: Path | None = None) -> TaskSpec:
-    """Load a task from a folder, a KernelBench problem file, or a catalogue slug."""
+def load_task(
+    task: str | os.PathLike[str],
+    *,
+    catalog: Path | None = None,
+    catalogs: Sequence[str | os.PathLike[str]] | None = None,
+) -> TaskSpec:
+    """Load a task from a folder, a KernelBench problem file, or a catalogue slug (looked up in
+    `catalog`, else in `catalogs`, else in the environment's catalogues)."""
     path = Path(task)
     if path.is_dir():
         return load_task_folder(path)
     if path.suffix == ".py" and path.is_file():
         return load_kernelbench_file(path)
-    roots = [catalog] if catalog is not None else catalog_roots()
+    roots = [catalog] if catalog is not None else catalog_roots(catalogs)
     return load_task_folder(find_task_folder(str(task), *roots))
 
 

@@ -16,10 +16,10 @@ from arena.agents import (
     scripted_run,
 )
 from arena.workspace import workspace_build, workspace_changed_protected, workspace_collect
-from evaluator.engine.taskspec import catalog_root
+from evaluator.engine.taskspec import DEFAULT_CATALOG
 from transcripts.formats import parse_bytes
 
-CORE = catalog_root() / "core"
+CORE = DEFAULT_CATALOG / "core"
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from arena.demo.scripted_runs import DEMO_AGENTS, DEMO_TASKS, demo_plan
 from arena.demo.seeding import Recorded, recorded_matches
 from arena.models import Agent, Run, RunScore
-from evaluator.engine.taskspec import catalog_root, find_task_folder, load_task
+from evaluator.engine.taskspec import DEFAULT_CATALOG, find_task_folder, load_task
 from tasks.models import Task
 from transcripts.formats import parse_bytes
 
@@ -55,7 +55,7 @@ def test_demo_gpu_records_the_agent_log_solution_and_full_verdict(recording):
     data = json.loads(recording.read_text())
     assert (data["script"], data["device"], data["gpu"]) == ("bench/demo_gpu.py", "cpu", "cpu")
     assert data["torch"] and data["triton"] and data["date"]
-    version = load_task(find_task_folder(TASK, catalog_root())).version_hash
+    version = load_task(find_task_folder(TASK, DEFAULT_CATALOG)).version_hash
     runs = {r["strategy"]: r for r in data["runs"]}
     assert set(runs) == {"weak", "broken"}
     for entry in runs.values():
@@ -97,7 +97,7 @@ def test_demo_gpu_refuses_tasks_outside_the_demo_set(tmp_path):
 
 
 def test_the_demo_plan_gives_the_starter_agent_only_tasks_with_a_starter():
-    folders = {slug: find_task_folder(slug, catalog_root()) for slug in DEMO_TASKS}
+    folders = {slug: find_task_folder(slug, DEFAULT_CATALOG) for slug in DEMO_TASKS}
     plan = demo_plan(task_folders=folders)
     starters = {slug for agent, slug in plan if agent.strategy == "starter"}
     assert starters == {slug for slug in DEMO_TASKS if slug.startswith("tt-")}

@@ -17,9 +17,9 @@ from arena.workspace import (
     workspace_changed_protected,
     workspace_collect,
 )
-from evaluator.engine.taskspec import catalog_root, iter_task_folders
+from evaluator.engine.taskspec import DEFAULT_CATALOG, iter_task_folders
 
-CORE = catalog_root() / "core"
+CORE = DEFAULT_CATALOG / "core"
 WRONG_VECTOR_ADD = """
 import torch.nn as nn
 
@@ -72,12 +72,12 @@ def test_workspace_never_holds_the_generalization_rules_sota_or_other_tasks(tmp_
         assert relation not in text
     assert "[generalization" not in text
     assert "cpu_max" not in text
-    other_slugs = [f.name for f in iter_task_folders(catalog_root()) if f.name != "cc-softmax"]
+    other_slugs = [f.name for f in iter_task_folders(DEFAULT_CATALOG) if f.name != "cc-softmax"]
     assert not any(name.split("/")[0] in other_slugs for name in files_in(workspace.root))
 
 
 def test_the_check_carries_every_visible_field_of_every_catalogue_task(tmp_path):
-    for folder in iter_task_folders(catalog_root()):
+    for folder in iter_task_folders(DEFAULT_CATALOG):
         manifest = tomllib.loads((folder / "task.toml").read_text())
         visible = {k: v for k, v in manifest.items() if k != "generalization"}
         assert tomllib.loads(toml_dumps(visible)) == visible, folder

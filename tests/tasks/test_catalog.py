@@ -5,10 +5,10 @@ from collections import Counter
 
 import pytest
 
-from evaluator.engine.taskspec import catalog_root, iter_task_folders, load_task_folder
+from evaluator.engine.taskspec import DEFAULT_CATALOG, iter_task_folders, load_task_folder
 from tasks.validation import validate_task
 
-FOLDERS = iter_task_folders(catalog_root())
+FOLDERS = iter_task_folders(DEFAULT_CATALOG)
 SPECS = {folder.name: load_task_folder(folder) for folder in FOLDERS}
 MINIMUM_PER_CATEGORY = {
     "torch2cuda": 15,
@@ -58,7 +58,7 @@ def test_task_validates_on_cpu(name):
     assert report.ok, report.problems
 
 
-BASELINES = sorted((catalog_root().parent / "baselines").glob("*.json"))
+BASELINES = sorted((DEFAULT_CATALOG.parent / "baselines").glob("*.json"))
 
 
 def _measured(path):

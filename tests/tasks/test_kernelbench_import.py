@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evaluator.engine.taskspec import catalog_root, load_task
+from evaluator.engine.taskspec import DEFAULT_CATALOG, load_task
 from tasks.models import Task
 from tasks.validation import validate_task
 
@@ -35,9 +35,9 @@ def checkout(tmp_path):
 
 
 @pytest.fixture
-def imported(tmp_path, monkeypatch):
+def imported(tmp_path, settings):
     folder = tmp_path / "data" / "catalog"
-    monkeypatch.setenv("ARENA_IMPORTED_CATALOG_DIR", str(folder))
+    settings.ARENA_IMPORTED_CATALOG_DIR = folder
     return folder
 
 
@@ -54,7 +54,7 @@ def test_imports_every_problem_unchanged_outside_the_source_tree(db, checkout, i
     assert set(Task.objects.filter(suite="kernelbench").values_list("slug", flat=True)) == SLUGS
     for slug in SLUGS:
         assert (imported / "kernelbench" / slug / "task.toml").is_file()
-    assert not (catalog_root() / "kernelbench").exists()
+    assert not (DEFAULT_CATALOG / "kernelbench").exists()
     assert not list((imported / ".import").glob("*"))
     source = checkout / "KernelBench" / "level2" / "1_Conv2d_BiasAdd.py"
     folder = imported / "kernelbench" / "kernelbench-level2-1-conv2d-biasadd"
@@ -63,18 +63,18 @@ def test_imports_every_problem_unchanged_outside_the_source_tree(db, checkout, i
 
 def test_dimensions_are_the_constants_the_inputs_depend_on(db, checkout, imported, capsys):
     run_import(checkout, capsys)
-    matmul = load_task("kernelbench-level1-1-expression-matmul")
+    matmul = load_task("kernelbench-level1-1-expression-matmul", catalogs=[imported])
     assert matmul.visible_shapes == ({"N": 16},)  # N = 8 * 2
     assert matmul.flops == str(2 * 16**3) and matmul.bytes_moved == str(3 * 16 * 16 * 4)
     assert matmul.generalization["dims"]["N"]["min"] == 4
     assert matmul.generalization["dims"]["N"]["max"] == 32
-    conv = load_task("kernelbench-level2-1-conv2d-biasadd")
+    conv = load_task("kernelbench-level2-1-conv2d-biasadd", catalogs=[imported])
     # out_channels and kernel_size only reach the constructor; padding = 0, scale = 1e-5 and
     # use_bias = False are accepted and stay as written.
     assert conv.visible_shapes == ({"batch_size": 2, "in_channels": 4, "height": 8, "width": 8},)
-    classes = load_task("kernelbench-level1-2-crossentropy-classes")
+    classes = load_task("kernelbench-level1-2-crossentropy-classes", catalogs=[imported])
     assert classes.visible_shapes == ({"batch_size": 32, "num_classes": 10},)
-    linear = load_task("kernelbench-level2-2-linear-init-only")
+    linear = load_task("kernelbench-level2-2-linear-init-only", catalogs=[imported])
     assert linear.visible_shapes == ({"batch_size": 4, "in_features": 16},)
     # GroupNorm needs in_features divisible by num_groups: found by running it on meta.
     assert linear.generalization["dims"]["in_features"]["multiple_of"] == 4
@@ -82,7 +82,7 @@ def test_dimensions_are_the_constants_the_inputs_depend_on(db, checkout, importe
 
 def test_problem_with_nothing_to_vary_says_so(db, checkout, imported, capsys):
     run_import(checkout, capsys)
-    spec = load_task("kernelbench-level1-3-no-constants")
+    spec = load_task("kernelbench-level1-3-no-constants", catalogs=[imported])
     assert spec.visible_shapes == ({},) and spec.generalization == {}
     assert spec.fixed_reason.startswith("the problem has nothing to vary")
     row = Task.objects.get(slug="kernelbench-level1-3-no-constants")
@@ -103,7 +103,9 @@ def test_changed_problem_is_updated(db, checkout, imported, capsys):
     problem.write_text(problem.read_text().replace("N = 8 * 2", "N = 8 * 4"))
     out = run_import(checkout, capsys)
     assert "0 imported, 1 updated, 4 unchanged" in out.out
-    assert load_task("kernelbench-level1-1-expression-matmul").visible_shapes == ({"N": 32},)
+    assert load_task(
+        "kernelbench-level1-1-expression-matmul", catalogs=[imported]
+    ).visible_shapes == ({"N": 32},)
 
 
 def test_broken_problem_refuses_the_whole_import_naming_the_file(db, checkout, imported, capsys):

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evaluator.engine.taskspec import catalog_root
+from evaluator.engine.taskspec import DEFAULT_CATALOG
 from tasks.models import Task
 from tasks.services import task_sync
 
@@ -13,7 +13,7 @@ from tasks.services import task_sync
 @pytest.fixture
 def catalog_copy(tmp_path) -> Path:
     target = tmp_path / "catalog"
-    shutil.copytree(catalog_root(), target)
+    shutil.copytree(DEFAULT_CATALOG, target)
     return target
 
 
@@ -64,15 +64,15 @@ def test_validate_tasks_command_checks_tasks_on_cpu(capsys):
     assert "3 tasks valid" in out
 
 
-def test_validate_tasks_command_fails_on_a_broken_task(tmp_path, monkeypatch):
+def test_validate_tasks_command_fails_on_a_broken_task(tmp_path, settings):
     folder = tmp_path / "catalog" / "core" / "wrong-bytes"
-    shutil.copytree(catalog_root() / "core" / "silu", folder)
+    shutil.copytree(DEFAULT_CATALOG / "core" / "silu", folder)
     toml = folder / "task.toml"
     toml.write_text(
         toml.read_text()
         .replace('bytes = "8 * N"', 'bytes = "64 * N"')
         .replace('slug = "silu"', 'slug = "wrong-bytes"')
     )
-    monkeypatch.setenv("ARENA_CATALOG_DIR", str(tmp_path / "catalog"))
+    settings.ARENA_CATALOG_DIR = tmp_path / "catalog"
     with pytest.raises(CommandError, match="1 of 1 tasks failed: wrong-bytes"):
         call_command("validate_tasks", "--no-starters")

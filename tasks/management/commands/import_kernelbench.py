@@ -1,9 +1,9 @@
 import sys
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluator.engine.taskspec import imported_catalog_root
 from tasks.kernelbench import DEFAULT_WORKERS, ImportRefused, kernelbench_import
 
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args, source: Path, workers: int = DEFAULT_WORKERS, **options):
         if not source.is_dir():
             raise CommandError(f"{source}: no such folder")
-        catalog = imported_catalog_root()
+        catalog = settings.ARENA_IMPORTED_CATALOG_DIR
         try:
             report = kernelbench_import(
                 source=source.resolve(), catalog=catalog, progress=self._progress, workers=workers

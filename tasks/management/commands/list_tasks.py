@@ -2,7 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluator.engine.taskspec import TaskError, catalog_roots, iter_task_folders, load_task_folder
+from evaluator.engine.taskspec import TaskError, iter_task_folders, load_task_folder
+from tasks.selectors import catalog_dirs
 
 
 class Command(BaseCommand):
@@ -13,7 +14,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, json: bool = False, **options):
         rows = []
-        for folder in (f for root in catalog_roots() for f in iter_task_folders(root)):
+        for folder in (f for root in catalog_dirs() for f in iter_task_folders(root)):
             try:
                 spec = load_task_folder(folder)
             except TaskError as exc:

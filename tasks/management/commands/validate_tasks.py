@@ -1,6 +1,7 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluator.engine.taskspec import catalog_root, iter_task_folders
+from evaluator.engine.taskspec import iter_task_folders
 from tasks.validation import validate_task
 
 
@@ -12,7 +13,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-starters", action="store_true", help="skip grading starters")
 
     def handle(self, *args, slugs: list[str], no_starters: bool = False, **options):
-        folders = [f for f in iter_task_folders(catalog_root()) if not slugs or f.name in slugs]
+        folders = [
+            f for f in iter_task_folders(settings.ARENA_CATALOG_DIR) if not slugs or f.name in slugs
+        ]
         failed = []
         for folder in folders:
             report = validate_task(folder, grade_starter=not no_starters)

@@ -1,0 +1,50 @@
+"""The grader's configuration where it runs without the Django project: the
+`python -m evaluator.engine` command, an agent's own check of its solution, the bench scripts on
+a GPU host. There the ARENA_* variables are read here, and only here, as the defaults of
+EvaluateOptions (and of the catalogue a slug is looked up in). A deployment's workers pass every
+one of these values from config/settings.py instead, so none is read twice.
+"""
+
+import os
+from pathlib import Path
+
+HIDDEN_SEED = "ARENA_HIDDEN_SEED"
+SCRATCH_DIR = "ARENA_SCRATCH_DIR"
+BASELINE_CACHE = "ARENA_BASELINE_CACHE"
+PROBE_CACHE = "ARENA_PROBE_CACHE"
+CATALOG_DIR = "ARENA_CATALOG_DIR"
+IMPORTED_CATALOG_DIR = "ARENA_IMPORTED_CATALOG_DIR"
+DATA_DIR = "ARENA_DATA_DIR"
+
+CACHE_HOME = Path.home() / ".cache" / "kernel-arena"
+DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "tasks" / "catalog"
+
+
+def text(name: str) -> str | None:
+    """A variable's value; None where it is unset or empty."""
+    return os.environ.get(name) or None
+
+
+def hidden_seed() -> str | None:
+    return text(HIDDEN_SEED)
+
+
+def scratch_dir() -> str | None:
+    return text(SCRATCH_DIR)
+
+
+def baseline_cache() -> str:
+    return text(BASELINE_CACHE) or str(CACHE_HOME / "baselines.json")
+
+
+def probe_cache() -> str:
+    return text(PROBE_CACHE) or str(CACHE_HOME / "probes.json")
+
+
+def catalog_dirs() -> tuple[str, ...]:
+    """The source catalogue, then the imported one (ARENA_IMPORTED_CATALOG_DIR, else
+    $ARENA_DATA_DIR/catalog, else var/catalog beside the source tree)."""
+    source = Path(text(CATALOG_DIR) or DEFAULT_CATALOG)
+    data_dir = Path(text(DATA_DIR) or DEFAULT_CATALOG.parents[1] / "var")
+    imported = Path(text(IMPORTED_CATALOG_DIR) or data_dir / "catalog")
+    return (str(source), str(imported))
