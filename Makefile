@@ -12,7 +12,7 @@ TEST_CACHE_URL ?= redis://127.0.0.1:6379/14
 # Tests run with DEBUG off, as production does; the key only signs test sessions.
 TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
 
-.PHONY: run test test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
+.PHONY: run test test-stream-grader test-stream-apps test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
 
 setup: $(STAMP)
 
@@ -71,7 +71,33 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint test-embedded test-services
+# `make test` runs the suite as two streams at once, each in a data folder of its own (its SQLite
+# file, embedded broker, media and caches), so they share nothing but the machine's cores: the
+# grader's tests in one; the apps' tests, then the PostgreSQL + Redis pass, in the other. Each
+# stream's lines are prefixed with its name. `make test-embedded test-services` runs the same
+# tests one pass after the other.
+GRADER_TESTS := tests/evaluator tests/tasks tests/sandbox
+APP_TESTS := tests $(addprefix --ignore=,$(GRADER_TESTS))
+STREAM_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
+	ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test-$(1)
+STREAM_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
+
+test: lint
+	@$(MAKE) --no-print-directory -j2 test-stream-grader test-stream-apps
+
+test-stream-grader: $(STAMP) system-deps
+	@echo "== stream grader: the grader's tests on embedded defaults (SQLite + filesystem broker)"
+	set -o pipefail; $(call STREAM_ENV,grader) $(STREAM_PYTEST) $(GRADER_TESTS) $(PYTEST_ARGS) \
+		2>&1 | sed -u 's/^/[grader] /'
+
+test-stream-apps: $(STAMP) system-deps
+	@echo "== stream apps: the apps' tests on embedded defaults, then on PostgreSQL + Redis"
+	set -o pipefail; $(call STREAM_ENV,apps) $(STREAM_PYTEST) $(APP_TESTS) $(PYTEST_ARGS) \
+		2>&1 | sed -u 's/^/[apps] /'
+	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
+	set -o pipefail; $(call STREAM_ENV,services) DATABASE_URL="$(TEST_DATABASE_URL)" \
+		ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)" \
+		$(STREAM_PYTEST) -m services $(PYTEST_ARGS) 2>&1 | sed -u 's/^/[services] /'
 
 test-embedded: $(STAMP) system-deps
 	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
@@ -86,4 +112,4 @@ test-services: $(STAMP) system-deps
 		ARENA_CACHE_URL="$(TEST_CACHE_URL)" $(BIN)/python -m pytest -m services $(PYTEST_ARGS)
 
 clean:
-	rm -rf var/test .pytest_cache .ruff_cache .mypy_cache
+	rm -rf var/test var/test-* .pytest_cache .ruff_cache .mypy_cache
