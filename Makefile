@@ -12,7 +12,7 @@ TEST_CACHE_URL ?= redis://127.0.0.1:6379/14
 # Tests run with DEBUG off, as production does; the key only signs test sessions.
 TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
 
-.PHONY: run test test-stream-grader test-stream-apps test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
+.PHONY: run test test-stream-one test-stream-two test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
 
 setup: $(STAMP)
 
@@ -52,7 +52,7 @@ system-deps: sandbox-deps
 
 # The docker sandbox's image, built offline from this machine's files (docs/sandboxes.md).
 sandbox-image: $(STAMP)
-	PYTHON=$(BIN)/python sandbox/image/build.sh full
+	PYTHON=$(BIN)/python sandboxes/image/build.sh full
 
 run: $(STAMP) sandbox-deps
 	export ARENA_DEBUG=$${ARENA_DEBUG:-1}; \
@@ -72,28 +72,28 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 # `make test` runs the suite as two streams at once, each in a data folder of its own (its SQLite
-# file, embedded broker, media and caches), so they share nothing but the machine's cores: the
-# grader's tests in one; the apps' tests, then the PostgreSQL + Redis pass, in the other. Each
-# stream's lines are prefixed with its name. `make test-embedded test-services` runs the same
-# tests one pass after the other.
-GRADER_TESTS := tests/evaluator tests/tasks tests/sandbox
-APP_TESTS := tests $(addprefix --ignore=,$(GRADER_TESTS))
+# file, embedded broker, media and caches), so they share nothing but the machine's cores: stream
+# one, the grader's, the tasks', the sandboxes' and the transcripts' tests; stream two, the other
+# apps' tests, then the PostgreSQL + Redis pass. Each line is prefixed with its stream's name.
+# `make test-embedded test-services` runs the same tests one pass after the other.
+STREAM_ONE_TESTS := tests/evaluator tests/tasks tests/sandbox tests/transcripts
+STREAM_TWO_TESTS := tests $(addprefix --ignore=,$(STREAM_ONE_TESTS))
 STREAM_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
 	ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test-$(1)
 STREAM_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
 
 test: lint
-	@$(MAKE) --no-print-directory -j2 test-stream-grader test-stream-apps
+	@$(MAKE) --no-print-directory -j2 test-stream-one test-stream-two
 
-test-stream-grader: $(STAMP) system-deps
-	@echo "== stream grader: the grader's tests on embedded defaults (SQLite + filesystem broker)"
-	set -o pipefail; $(call STREAM_ENV,grader) $(STREAM_PYTEST) $(GRADER_TESTS) $(PYTEST_ARGS) \
-		2>&1 | sed -u 's/^/[grader] /'
+test-stream-one: $(STAMP) system-deps
+	@echo "== stream one: grader, tasks, sandboxes, transcripts on embedded defaults"
+	set -o pipefail; $(call STREAM_ENV,one) $(STREAM_PYTEST) $(STREAM_ONE_TESTS) $(PYTEST_ARGS) \
+		2>&1 | sed -u 's/^/[one] /'
 
-test-stream-apps: $(STAMP) system-deps
-	@echo "== stream apps: the apps' tests on embedded defaults, then on PostgreSQL + Redis"
-	set -o pipefail; $(call STREAM_ENV,apps) $(STREAM_PYTEST) $(APP_TESTS) $(PYTEST_ARGS) \
-		2>&1 | sed -u 's/^/[apps] /'
+test-stream-two: $(STAMP) system-deps
+	@echo "== stream two: the other apps on embedded defaults, then the services pass"
+	set -o pipefail; $(call STREAM_ENV,two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
+		2>&1 | sed -u 's/^/[two] /'
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
 	set -o pipefail; $(call STREAM_ENV,services) DATABASE_URL="$(TEST_DATABASE_URL)" \
 		ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)" \

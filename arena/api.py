@@ -4,6 +4,7 @@ from pathlib import PurePosixPath
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.text import slugify
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -40,8 +41,6 @@ def _active_task(slug: str):
 
 
 def _agent_name(name: str) -> str:
-    from django.utils.text import slugify
-
     if not slugify(name):
         raise serializers.ValidationError("the agent name needs letters or digits")
     return name.strip()

@@ -4,6 +4,7 @@ import time
 
 from celery import Task, shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
 from arena.lifecycle import runs_recover, submission_evaluate, submissions_recover
 from arena.models import Submission
@@ -53,8 +54,6 @@ def _start_sweeps(sender, **kwargs) -> None:
     """Workers look for work lost with a dead worker, at start and then every
     ARENA_RUN_SWEEP_S: with SIGKILL no message says that a run or a grading was abandoned.
     An agents worker sweeps runs (and their gradings), a GPU worker the gradings of uploads."""
-    from django.conf import settings
-
     queues = {q.name for q in getattr(sender.task_consumer, "queues", [])}
     sweeps = [
         (task, queue)

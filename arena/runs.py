@@ -25,7 +25,6 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-import arena.sandboxes  # noqa: F401  (registers the docker sandbox)
 from arena.agents import SCRIPTED_STRATEGIES
 from arena.agents.base import ARENA_INSTRUCTIONS, Adapter, AdapterError, Budget, Verdict
 from arena.agents.launcher import NOT_STARTED, STOPPED
@@ -52,8 +51,8 @@ from arena.workspace import (
     workspace_changed_protected,
     workspace_collect,
 )
-from evaluator.engine.sandbox import Limits, SandboxError, sandbox_for, scrubbed_env
 from evaluator.services import evaluation_create
+from sandboxes.backends import Limits, SandboxError, sandbox_for, scrubbed_env
 from tasks.models import Task
 from tasks.selectors import task_folder
 from transcripts.services import TrajectoryRejected, trajectory_max_bytes
@@ -306,7 +305,11 @@ def _agent_run(
     argv = adapter.command(prompt=prompt, budget=budget, home=paths.home)
     env = scrubbed_env(adapter.env(home=paths.home, environ=dict(os.environ)), paths.home)
     try:
-        sandbox = sandbox_for(sandbox_name, allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED)
+        sandbox = sandbox_for(
+            sandbox_name,
+            allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
+            image=settings.ARENA_SANDBOX_IMAGE,
+        )
         outcome = sandbox.run(
             [*_launcher_argv(paths), *argv],
             workdir=paths.box,
@@ -367,7 +370,7 @@ def _grader_paths() -> list[Path]:
     """What the workspace's `check` imports: the grader package, never the whole checkout."""
     from arena.workspace import PROJECT_ROOT
 
-    return [PROJECT_ROOT / "evaluator"]
+    return [PROJECT_ROOT / "evaluator", PROJECT_ROOT / "sandboxes"]
 
 
 def _read_text(path: Path, *, limit: int) -> str:

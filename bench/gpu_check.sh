@@ -16,7 +16,7 @@ export PYTHONUNBUFFERED=1 ARENA_BASELINE_CACHE="${ARENA_BASELINE_CACHE:-/tmp/are
 # binary in var/device/bin, its libraries in var/device/lib, found through its RUNPATH) where the
 # host has none.
 if ! command -v bwrap >/dev/null && [ -x var/device/bin/bwrap ]; then export PATH="$PWD/var/device/bin:$PATH"; fi
-if ! python3 -c "import sys; from evaluator.engine.sandbox import bwrap_problem as p; m = p(); print('sandbox:', m or 'bwrap'); sys.exit(bool(m))"; then
+if ! python3 -c "import sys; from sandboxes.backends import bwrap_problem as p; m = p(); print('sandbox:', m or 'bwrap'); sys.exit(bool(m))"; then
   echo "NOTICE: no isolating sandbox on this GPU host; our own test solutions are graded with ARENA_UNSAFE_RUN_UNISOLATED=1"
   export ARENA_UNSAFE_RUN_UNISOLATED=1
 fi

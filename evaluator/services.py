@@ -16,8 +16,8 @@ from evaluator.engine.evaluate import (
     private_scratch,
     resolve_device,
 )
-from evaluator.engine.sandbox import SandboxError
 from evaluator.models import Evaluation, EvaluationShape
+from sandboxes.backends import SandboxError
 from tasks.models import Task
 from tasks.selectors import task_folder
 
@@ -78,6 +78,7 @@ def grader_options() -> EvaluateOptions:
         sandbox=settings.ARENA_GRADER_SANDBOX,
         hidden_seed=settings.ARENA_HIDDEN_SEED,
         scratch_dir=settings.ARENA_SCRATCH_DIR,
+        sandbox_image=settings.ARENA_SANDBOX_IMAGE,
         baseline_cache=str(settings.ARENA_BASELINE_CACHE),
         probe_cache=str(settings.ARENA_PROBE_CACHE),
         catalogs=(str(settings.ARENA_CATALOG_DIR), str(settings.ARENA_IMPORTED_CATALOG_DIR)),

@@ -12,9 +12,11 @@ from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Window
 from django.db.models.functions import Floor, Ln, RowNumber
 
 from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
-from evaluator.models import Evaluation
+from evaluator.engine.roofline import compute_dtype_key, peaks_for
+from evaluator.models import Evaluation, EvaluationShape
 from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore, mean_and_spread
 from tasks.models import Task
+from tasks.selectors import task_shape_rows
 
 # A safety net: a process that missed an invalidation still catches up within this many seconds.
 CACHE_TTL_S = 60
@@ -467,10 +469,6 @@ def shape_label(shape: dict[str, Any]) -> str:
 def task_roofline(*, task: Task) -> dict[str, Any]:
     """Inputs of the task's roofline chart: achieved rate per visible shape of its best timed
     runs, the eager and SOTA baselines on the same GPU, and that GPU's peak."""
-    from evaluator.engine.roofline import compute_dtype_key, peaks_for
-    from evaluator.models import EvaluationShape
-    from tasks.selectors import task_shape_rows
-
     best = list(
         public_scores()
         .filter(task=task, correct=True, speedup__isnull=False)

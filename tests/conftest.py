@@ -138,9 +138,9 @@ def solutions_dir() -> Path:
 
 
 def build_sandbox_image(flavour: str) -> str:
-    """sandbox/image/build.sh for this checkout's interpreter; returns the image's name."""
+    """sandboxes/image/build.sh for this checkout's interpreter; returns the image's name."""
     built = subprocess.run(
-        [str(REPO / "sandbox" / "image" / "build.sh"), flavour],
+        [str(REPO / "sandboxes" / "image" / "build.sh"), flavour],
         capture_output=True,
         text=True,
         check=False,

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PURE = ["evaluator/engine", "transcripts/formats", "transcripts/render"]
-ALLOWED_IN_ENGINE = {"torch", "triton", "evaluator", "numpy"}
+PURE = ["evaluator/engine", "sandboxes", "transcripts/formats", "transcripts/render"]
+ALLOWED_IN_ENGINE = {"torch", "triton", "evaluator", "sandboxes", "numpy"}
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -51,3 +51,14 @@ def test_importing_the_domain_packages_starts_no_celery_app():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_sandboxes_import_only_the_standard_library_and_the_docker_sdk():
+    """A GPU host running only the grader imports them with nothing else installed; the Docker
+    SDK is imported by the docker backend alone, which is loaded only when docker is asked for."""
+    import sys
+
+    for path in (REPO / "sandboxes").rglob("*.py"):
+        outside = {r for r in imported_roots(path) if r not in sys.stdlib_module_names}
+        allowed = {"sandboxes", "docker", "requests"} if path.name == "docker.py" else {"sandboxes"}
+        assert outside <= allowed, (path, outside)

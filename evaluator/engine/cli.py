@@ -14,8 +14,8 @@ from evaluator.engine.concealment import environ_conceal
 from evaluator.engine.evaluate import EvaluateOptions, evaluate
 from evaluator.engine.measure_peaks import measure_peaks, render_peaks
 from evaluator.engine.result import EvalResult
-from evaluator.engine.sandbox import SANDBOXES, UNSAFE_SWITCH, unsafe_switch_on
 from evaluator.engine.taskspec import TaskError
+from sandboxes.backends import SANDBOXES, UNSAFE_SWITCH, unsafe_switch_on
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ PROBE_CACHE = "ARENA_PROBE_CACHE"
 CATALOG_DIR = "ARENA_CATALOG_DIR"
 IMPORTED_CATALOG_DIR = "ARENA_IMPORTED_CATALOG_DIR"
 DATA_DIR = "ARENA_DATA_DIR"
+SANDBOX_IMAGE = "ARENA_SANDBOX_IMAGE"
 
 CACHE_HOME = Path.home() / ".cache" / "kernel-arena"
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "tasks" / "catalog"
@@ -39,6 +40,10 @@ def baseline_cache() -> str:
 
 def probe_cache() -> str:
     return text(PROBE_CACHE) or str(CACHE_HOME / "probes.json")
+
+
+def sandbox_image() -> str | None:
+    return text(SANDBOX_IMAGE)
 
 
 def catalog_dirs() -> tuple[str, ...]:

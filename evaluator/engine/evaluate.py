@@ -40,7 +40,11 @@ from evaluator.engine.result import (
     Gate,
     ShapeRow,
 )
-from evaluator.engine.sandbox import (
+from evaluator.engine.scoring import score_performance
+from evaluator.engine.taskspec import TaskSpec, load_task
+from evaluator.engine.timing import percentile
+from evaluator.engine.verdicts import collect_flags, shape_failures
+from sandboxes.backends import (
     Limits,
     Outcome,
     ProcessSandbox,
@@ -50,10 +54,6 @@ from evaluator.engine.sandbox import (
     scrubbed_env,
     unsafe_switch_on,
 )
-from evaluator.engine.scoring import score_performance
-from evaluator.engine.taskspec import TaskSpec, load_task
-from evaluator.engine.timing import percentile
-from evaluator.engine.verdicts import collect_flags, shape_failures
 
 ENGINE_ROOT = Path(__file__).resolve().parents[2]
 LOG_TAIL_BYTES = 64 * 1024
@@ -80,6 +80,8 @@ class EvaluateOptions:
     # The cached eager and torch.compile timings, and the cached probes of the reference.
     baseline_cache: str = field(default_factory=environment.baseline_cache)
     probe_cache: str = field(default_factory=environment.probe_cache)
+    # The docker sandbox's image (its default tag where None).
+    sandbox_image: str | None = field(default_factory=environment.sandbox_image)
     # The catalogues a task given by slug is looked up in.
     catalogs: tuple[str, ...] = field(default_factory=environment.catalog_dirs)
     compile_baseline: bool = True
@@ -258,7 +260,9 @@ class _Launcher:
         if self._isolating is None:
             options = self.options
             self._isolating = sandbox_for(
-                options.sandbox, allow_unisolated=options.allow_unisolated
+                options.sandbox,
+                allow_unisolated=options.allow_unisolated,
+                image=options.sandbox_image,
             )
         return self._isolating
 
@@ -282,7 +286,7 @@ class _Launcher:
             workdir=workdir,
             env=self.env(workdir),
             limits=self.limits(),
-            readable=[ENGINE_ROOT / "evaluator"],
+            readable=[ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes"],
             prepared=True,
         )
 
@@ -293,7 +297,7 @@ class _Launcher:
             workdir=workdir,
             env=self.env(workdir),
             limits=self.limits(),
-            readable=[ENGINE_ROOT / "evaluator"],
+            readable=[ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes"],
         )
 
     def limits(self) -> Limits:
@@ -880,13 +884,15 @@ def build_solution(
             "CUDA_VISIBLE_DEVICES": "",
             "TORCH_CUDA_ARCH_LIST": arch,
         }
-        sandbox = sandbox_for(options.sandbox, allow_unisolated=options.allow_unisolated)
+        sandbox = sandbox_for(
+            options.sandbox, allow_unisolated=options.allow_unisolated, image=options.sandbox_image
+        )
         outcome = sandbox.run(
             [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")],
             workdir=workdir,
             env=scrubbed_env(extra, home=workdir),
             limits=Limits(timeout_s=options.timeout_s, memory_bytes=options.memory_bytes),
-            readable=[ENGINE_ROOT / "evaluator"],
+            readable=[ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes"],
         )
         report = _build_report(key, outcome, options.timeout_s)
         report.build_s = round(time.monotonic() - started, 3)

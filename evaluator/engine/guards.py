@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from evaluator.engine.processes import own_children
+from sandboxes.processes import own_children
 
 # Library kernels: a solution that launches only these has no kernel of its own.
 LIBRARY_KERNEL_MARKERS = (

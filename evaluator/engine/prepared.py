@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.engine.sandbox import Running
+from sandboxes.backends import Running
 
 ROLES = ("candidate", "judge", "probe")
 

@@ -14,9 +14,9 @@ from evaluator.engine.roofline import (
     roofline_fraction,
     speedup_is_possible,
 )
-from evaluator.engine.sandbox import Outcome
 from evaluator.engine.taskspec import TaskSpec
 from evaluator.engine.timing import percentile
+from sandboxes.backends import Outcome
 
 # Eager medians from the candidate's process and from the judge's may differ by noise; by more
 # than this factor, the candidate's timer was not telling the truth.

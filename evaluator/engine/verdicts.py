@@ -3,8 +3,8 @@
 from typing import Any
 
 from evaluator.engine.result import EvalResult, Flag
-from evaluator.engine.sandbox import Outcome
 from evaluator.engine.taskspec import TaskSpec
+from sandboxes.backends import Outcome
 
 # A candidate this much further from a float64 run than the fp32 reference computed in a lower
 # precision than the task's dtype (fp32 reference error is ~1e-7; bf16 arithmetic gives ~1e-3).

@@ -7,10 +7,10 @@ The measurements themselves run in tests/evaluator/gpu (CUDA) and in the adversa
 from evaluator.engine.guards import KernelRun, WorkShare, _device_work_share
 from evaluator.engine.guards import _interpreter_work_share as interpreter_work_share
 from evaluator.engine.result import EvalResult, ShapeRow
-from evaluator.engine.sandbox import Outcome
 from evaluator.engine.taskspec import load_task
 from evaluator.engine.timing import side_stream_suspected
 from evaluator.engine.verdicts import collect_flags, shape_failures
+from sandboxes.backends import Outcome
 
 # Profiler stream ids as CUPTI numbers them on an H100: 7 is the legacy default stream.
 LEGACY, SIDE = 7, 13

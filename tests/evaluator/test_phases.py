@@ -1,7 +1,7 @@
 """Where an evaluation's wall time went, split at the candidate's messages."""
 
 from evaluator.engine.evaluate import _phases
-from evaluator.engine.sandbox import Outcome
+from sandboxes.backends import Outcome
 
 
 def message(event, at, **extra):

@@ -13,7 +13,7 @@ from evaluator.engine import EvaluateOptions, evaluate
 from evaluator.engine import prepared as prepared_module
 from evaluator.engine.baselines import usable
 from evaluator.engine.evaluate import scratch_root
-from evaluator.engine.sandbox import Limits, ProcessSandbox, bwrap_usable
+from sandboxes.backends import Limits, ProcessSandbox, bwrap_usable
 
 pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
 

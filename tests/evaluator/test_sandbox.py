@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine.sandbox import Limits, bwrap_usable, sandbox_for, scrubbed_env
+from sandboxes.backends import Limits, bwrap_usable, sandbox_for, scrubbed_env
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import sandboxes.docker as docker_module
 from evaluator.engine import EvaluateOptions, evaluate, load_task
-from evaluator.engine import sandbox as sandbox_module
 from evaluator.engine.cli import main as cli_main
 from evaluator.engine.evaluate import private_scratch
-from evaluator.engine.sandbox import (
+from sandboxes import backends as sandbox_module
+from sandboxes.backends import (
     UNSAFE_SWITCH,
     BwrapSandbox,
     ProcessSandbox,
@@ -41,7 +42,9 @@ def no_isolating_backend(monkeypatch):
             None if name == "bwrap" else real_which(name, *args, **kwargs)
         ),
     )
-    monkeypatch.setattr(sandbox_module, "_PROBES", {"docker": lambda: "no Docker engine answers"})
+    monkeypatch.setattr(
+        docker_module, "docker_problem", lambda image=None: "no Docker engine answers"
+    )
 
 
 def test_the_process_backend_is_refused_without_the_switch():

@@ -7,7 +7,7 @@ from collections import namedtuple
 import pytest
 
 from evaluator.engine.evaluate import _scratch_full
-from evaluator.engine.sandbox import Outcome
+from sandboxes.backends import Outcome
 
 Usage = namedtuple("Usage", "total used free")
 GIB = 2**30

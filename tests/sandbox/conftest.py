@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine.sandbox import Limits, Outcome, ProcessSandbox, bwrap_usable, sandbox_for
-from evaluator.engine.sandbox import scrubbed_env as _scrubbed_env
+from sandboxes.backends import Limits, Outcome, ProcessSandbox, bwrap_usable, sandbox_for
+from sandboxes.backends import scrubbed_env as _scrubbed_env
 from tests.conftest import build_sandbox_image
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _docker_usable() -> bool:
-    from arena.sandboxes import docker_usable
+    from sandboxes.docker import docker_usable
 
     return docker_usable()
 
@@ -46,7 +46,7 @@ def docker_image() -> str:
 def make_sandbox(request):
     def make(backend: str) -> ProcessSandbox:
         if backend == "docker":
-            from arena.sandboxes import DockerSandbox
+            from sandboxes.docker import DockerSandbox
 
             return DockerSandbox(image=request.getfixturevalue("docker_image"))
         return sandbox_for(backend, allow_unisolated=backend == "process")

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from evaluator.engine.egress import EgressError, EgressProxy, parse_allowed
+from sandboxes.egress import EgressError, EgressProxy, parse_allowed
 from tests.sandbox.conftest import NAMESPACE_BACKENDS
 
 GREETING = b"hello from the model api\n"
@@ -141,7 +141,7 @@ def test_allowed_hosts_match_without_regard_to_case():
 def test_a_malformed_allowed_host_is_a_sandbox_error_before_anything_runs(
     backend, make_sandbox, tmp_path
 ):
-    from evaluator.engine.sandbox import Limits, SandboxError
+    from sandboxes.backends import Limits, SandboxError
 
     with pytest.raises(SandboxError, match="is not host:port"):
         make_sandbox(backend).run(
@@ -151,7 +151,7 @@ def test_a_malformed_allowed_host_is_a_sandbox_error_before_anything_runs(
 
 
 def test_the_proxy_caps_open_tunnels(apis, monkeypatch):
-    from evaluator.engine import egress
+    from sandboxes import egress
 
     allowed, _ = apis
     monkeypatch.setattr(egress, "MAX_TUNNELS", 2)

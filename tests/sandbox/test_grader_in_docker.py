@@ -9,8 +9,6 @@ pytestmark = pytest.mark.skipif(not _docker_usable(), reason="no Docker engine a
 
 
 def grade_in_docker(solution):
-    import arena.sandboxes  # noqa: F401 - registers the docker backend with the grader
-
     return evaluate(load_task("silu"), solution, "cpu", EvaluateOptions(sandbox="docker"))
 
 

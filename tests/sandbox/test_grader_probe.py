@@ -71,7 +71,6 @@ GRADE = """
 import json, sys
 from evaluator.engine.concealment import environ_conceal
 environ_conceal({names!r})
-import arena.sandboxes  # registers docker
 from evaluator.engine import EvaluateOptions, evaluate
 options = EvaluateOptions(sandbox={backend!r}, allow_unisolated={backend!r} == "process")
 result = evaluate("silu", {solution!r}, "cpu", options)

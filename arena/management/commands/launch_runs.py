@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from arena.agents.base import AdapterError
-from arena.models import Run
+from arena.models import Run, Submission
 from arena.runs import agent_for_launch, runs_launch, tasks_select
 
 FINISHED = (Run.Status.DONE, Run.Status.FAILED, Run.Status.CANCELLED)
@@ -119,8 +119,6 @@ def runs_table(runs: list[Run]) -> Table:
 
 
 def _rewards(runs: list[Run]) -> dict[int, float | None]:
-    from arena.models import Submission
-
     return dict(
         Submission.objects.filter(run__in=[r.pk for r in runs]).values_list(
             "run_id", "evaluation__reward"

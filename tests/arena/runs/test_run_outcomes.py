@@ -26,9 +26,9 @@ from arena.lifecycle import (
 )
 from arena.models import Run, Submission
 from arena.runs import MAX_ATTEMPTS, attempt_box, run_create, run_execute, run_folder
-from arena.sandboxes import docker_usable
-from evaluator.engine.sandbox import bwrap_usable
 from evaluator.models import Evaluation
+from sandboxes.backends import bwrap_usable
+from sandboxes.docker import docker_usable
 from tests.arena.runs.conftest import command_agent, make_agent, wait_for_status
 from tests.waiting import wait_for
 

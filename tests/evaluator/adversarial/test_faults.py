@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.engine import EvaluateOptions, evaluate, load_task
-from evaluator.engine.sandbox import bwrap_usable
+from sandboxes.backends import bwrap_usable
 from tests.processes import processes_called
 
 pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here")

@@ -1,6 +1,6 @@
 """The docker sandbox: one container per run, from the image `make sandbox-image` builds.
 
-The same contract as evaluator.engine.sandbox.ProcessSandbox.run: network none (allow-listed
+The same contract as sandboxes.backends.ProcessSandbox.run: network none (allow-listed
 hosts through the parent's proxy on a bound Unix socket), a read-only root with a private /tmp,
 the working folder the only writable bind, all capabilities dropped, memory, pids and CPU limits
 from `Limits`, GPUs through device requests, and a wall-clock timeout after which the container
@@ -19,11 +19,10 @@ from typing import Any
 
 import docker
 import requests
-from django.conf import settings
 from docker.models.containers import Container
 from docker.types import DeviceRequest, LogConfig, Mount
 
-from evaluator.engine.sandbox import (
+from sandboxes.backends import (
     ChannelReader,
     Limits,
     Outcome,
@@ -51,11 +50,11 @@ def docker_usable() -> bool:
     return True
 
 
-def docker_problem() -> str | None:
-    """Why the docker sandbox cannot run here (no engine, no image), or None."""
+def docker_problem(image: str | None = None) -> str | None:
+    """Why the docker sandbox cannot run here (no engine, no `image`), or None."""
     if not docker_usable():
         return "no Docker engine answers on this host"
-    image = DockerSandbox().image
+    image = DockerSandbox(image=image).image
     try:
         docker.from_env(timeout=5).images.get(image)
     except docker.errors.ImageNotFound:
@@ -120,10 +119,9 @@ class DockerSandbox(ProcessSandbox):
         raise SandboxError("the docker sandbox starts a container per job: use run()")
 
     def __init__(self, image: str | None = None) -> None:
-        # A deployment's settings name the image; a process that grades without the project
-        # (a script) gets the default tag, which `make sandbox-image` also writes.
-        configured = settings.ARENA_SANDBOX_IMAGE if settings.configured else DEFAULT_IMAGE
-        self.image = image or configured
+        # A deployment names its image (ARENA_SANDBOX_IMAGE); else the tag `make sandbox-image`
+        # also writes.
+        self.image = image or DEFAULT_IMAGE
 
     def container_options(
         self,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the sandbox image offline: `docker import` of a root filesystem assembled from this
-# machine (sandbox/image/rootfs.py). The tag is a hash of the files that go in, so an unchanged
+# machine (sandboxes/image/rootfs.py). The tag is a hash of the files that go in, so an unchanged
 # machine rebuilds nothing. Prints the image's name.
-#   sandbox/image/build.sh [full|minimal]     full: + torch, triton, numpy (the grader's needs)
+#   sandboxes/image/build.sh [full|minimal]     full: + torch, triton, numpy (the grader's needs)
 # ARENA_IMAGE_EXTRA adds programs or folders, e.g. an agent CLI and its runtime:
 #   ARENA_IMAGE_EXTRA="node /usr/local/lib/node_modules/@anthropic-ai/claude-code" make sandbox-image
 set -euo pipefail

@@ -4,8 +4,8 @@ Every backend shares `run()`: wall-clock timeout, memory, pids and CPU limits, s
 environment, private working folder, no network unless hosts are allow-listed (evaluator/engine/
 egress.py), and at the end the whole process tree killed, including processes that detached into
 their own session (they are re-parented to this process, a child subreaper, and reaped).
-Backends: process and bwrap here; docker in arena/sandboxes (it needs the Docker SDK, which this
-package may not import), added to the same registry with `register_sandbox`. docs/sandboxes.md.
+Backends: process and bwrap here, docker in sandboxes/docker.py (loaded only when asked for: it
+needs the Docker SDK); `sandbox_for` names them from one explicit table. docs/sandboxes.md.
 
 Untrusted code (a candidate solution, an agent and what it runs) goes only to a backend that
 isolates: `sandbox_for` refuses the plain process backend unless the operator turned on the
@@ -15,6 +15,7 @@ development switch UNSAFE_SWITCH, because a plain process can read the worker's 
 
 import contextlib
 import ctypes
+import importlib
 import json
 import os
 import resource
@@ -26,13 +27,13 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine.egress import RELAY_PORT, EgressError, EgressProxy, proxy_env
-from evaluator.engine.processes import command_name, own_children
+from sandboxes.egress import RELAY_PORT, EgressError, EgressProxy, proxy_env
+from sandboxes.processes import command_name, own_children
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CHANNEL_CAP_BYTES = 8 * 1024 * 1024
@@ -767,22 +768,16 @@ def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
     return apply
 
 
-SandboxFactory = Callable[[], ProcessSandbox]
-SANDBOXES: dict[str, SandboxFactory] = {"process": ProcessSandbox, "bwrap": BwrapSandbox}
-# Why each isolating backend cannot run here (None: it can), tried in this order by "auto".
-_PROBES: dict[str, Callable[[], str | None]] = {}
-# Backends that live outside this package, named so that asking for one explains itself.
-_ELSEWHERE = {"docker": "arena.sandboxes (it needs the Docker SDK); import it to register it"}
-
-
-def register_sandbox(
-    name: str, factory: SandboxFactory, *, probe: Callable[[], str | None] | None = None
-) -> None:
-    """Add a backend (docker) that this package cannot import itself; `probe` says why it
-    cannot run on this host, or None, for "auto" to consider it after bwrap."""
-    SANDBOXES[name] = factory
-    if probe is not None:
-        _PROBES[name] = probe
+# Every backend, by name: the module and class that make it and, for an isolating one, the
+# function that says why it cannot run on this host (None: it can); "auto" tries them in this
+# order. docker's module is imported only when docker is asked for or tried: it needs the Docker
+# SDK, which a GPU host running only the grader may not have.
+_BACKENDS: dict[str, tuple[str, str, str | None]] = {
+    "process": ("sandboxes.backends", "ProcessSandbox", None),
+    "bwrap": ("sandboxes.backends", "BwrapSandbox", "bwrap_problem"),
+    "docker": ("sandboxes.docker", "DockerSandbox", "docker_problem"),
+}
+SANDBOXES = tuple(_BACKENDS)
 
 
 def bwrap_problem() -> str | None:
@@ -809,13 +804,16 @@ def bwrap_usable() -> bool:
     return bwrap_problem() is None
 
 
-def sandbox_for(name: str, *, allow_unisolated: bool = False) -> ProcessSandbox:
+def sandbox_for(
+    name: str, *, allow_unisolated: bool = False, image: str | None = None
+) -> ProcessSandbox:
     """The backend for untrusted code. "auto" is the first isolating backend that works here
-    (bwrap, then docker where registered); a backend that does not isolate (process) is given
-    only with `allow_unisolated`, the operator's development switch (UNSAFE_SWITCH)."""
+    (bwrap, then docker); a backend that does not isolate (process) is given only with
+    `allow_unisolated`, the operator's development switch (UNSAFE_SWITCH). `image`: the docker
+    sandbox's image (its default tag otherwise)."""
     if name == "auto":
-        name = _first_isolating(allow_unisolated)
-    backend = _backend(name)
+        name = _first_isolating(allow_unisolated, image)
+    backend = _backend(name, image)
     if not backend.isolates and not allow_unisolated:
         raise SandboxError(
             f"the {name} sandbox does not isolate untrusted code (it could read this worker's "
@@ -825,14 +823,15 @@ def sandbox_for(name: str, *, allow_unisolated: bool = False) -> ProcessSandbox:
     return backend
 
 
-def _first_isolating(allow_unisolated: bool) -> str:
-    problems = {"bwrap": bwrap_problem()}
-    if problems["bwrap"] is None:
-        return "bwrap"
-    for name, probe in _PROBES.items():
-        problems[name] = probe()
-        if problems[name] is None:
+def _first_isolating(allow_unisolated: bool, image: str | None) -> str:
+    problems: dict[str, str] = {}
+    for name, (_, _, probe) in _BACKENDS.items():
+        if probe is None:
+            continue
+        problem = _probe(name, probe, image)
+        if problem is None:
             return name
+        problems[name] = problem
     if allow_unisolated:
         return "process"
     missing = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
@@ -844,10 +843,31 @@ def _first_isolating(allow_unisolated: bool) -> str:
     )
 
 
-def _backend(name: str) -> ProcessSandbox:
-    if name in SANDBOXES:
-        return SANDBOXES[name]()
-    if name in _ELSEWHERE:
-        raise SandboxError(f"the {name} sandbox is not registered: it lives in {_ELSEWHERE[name]}")
-    choices = ", ".join(["auto", *SANDBOXES])
-    raise SandboxError(f"unknown sandbox {name!r}; choose one of {choices}")
+def _probe(name: str, probe: str, image: str | None) -> str | None:
+    try:
+        module = _module(name)
+    except SandboxError as exc:
+        return str(exc)
+    check = getattr(module, probe)
+    problem: str | None = check(image) if name == "docker" else check()
+    return problem
+
+
+def _module(name: str) -> Any:
+    module_name = _BACKENDS[name][0]
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SandboxError(
+            f"the {name} sandbox cannot be loaded here: it needs the Docker SDK "
+            f"(pip install docker): {exc}"
+        ) from None
+
+
+def _backend(name: str, image: str | None) -> ProcessSandbox:
+    if name not in _BACKENDS:
+        choices = ", ".join(["auto", *_BACKENDS])
+        raise SandboxError(f"unknown sandbox {name!r}; choose one of {choices}")
+    factory = getattr(_module(name), _BACKENDS[name][1])
+    backend: ProcessSandbox = factory(image=image) if name == "docker" else factory()
+    return backend

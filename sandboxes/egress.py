@@ -189,5 +189,5 @@ def relay_main(argv: Sequence[str]) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["relay"]:
-        raise SystemExit("usage: python -m evaluator.engine.egress relay ...")
+        raise SystemExit("usage: python -m sandboxes.egress relay ...")
     relay_main(sys.argv[2:])
