@@ -73,10 +73,12 @@ format: $(STAMP)
 
 # `make test` runs the suite as two streams at once, each in a data folder of its own (its SQLite
 # file, embedded broker, media and caches), so they share nothing but the machine's cores: stream
-# one, the grader's, the tasks', the sandboxes' and the transcripts' tests; stream two, the other
-# apps' tests, then the PostgreSQL + Redis pass. Each line is prefixed with its stream's name.
+# one, the grader's, tasks', sandboxes', transcripts', leaderboard's and browser tests; stream
+# two, arena's and the API's, then the PostgreSQL + Redis pass (which takes about a third of the
+# suite's time). Each line is prefixed with its stream's name.
 # `make test-embedded test-services` runs the same tests one pass after the other.
-STREAM_ONE_TESTS := tests/evaluator tests/tasks tests/sandbox tests/transcripts
+STREAM_ONE_TESTS := tests/evaluator tests/tasks tests/sandbox tests/transcripts tests/leaderboard \
+	tests/browser
 STREAM_TWO_TESTS := tests $(addprefix --ignore=,$(STREAM_ONE_TESTS))
 STREAM_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
 	ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test-$(1)
@@ -86,12 +88,12 @@ test: lint
 	@$(MAKE) --no-print-directory -j2 test-stream-one test-stream-two
 
 test-stream-one: $(STAMP) system-deps
-	@echo "== stream one: grader, tasks, sandboxes, transcripts on embedded defaults"
+	@echo "== stream one: grader, tasks, sandboxes, transcripts, leaderboard, browser (embedded)"
 	set -o pipefail; $(call STREAM_ENV,one) $(STREAM_PYTEST) $(STREAM_ONE_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[one] /'
 
 test-stream-two: $(STAMP) system-deps
-	@echo "== stream two: the other apps on embedded defaults, then the services pass"
+	@echo "== stream two: arena and the API on embedded defaults, then the services pass"
 	set -o pipefail; $(call STREAM_ENV,two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[two] /'
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
