@@ -9,8 +9,12 @@ ADDR ?= 127.0.0.1:8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 TEST_CACHE_URL ?= redis://127.0.0.1:6379/14
-# Tests run with DEBUG off, as production does; the key only signs test sessions.
-TEST_ENV := ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test
+# Tests run with DEBUG off, as production does; the key only signs test sessions. The two passes'
+# environments, with their data (SQLite file, embedded broker, media, caches) in var/$(1).
+EMBEDDED_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
+	ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/$(1)
+SERVICES_ENV = $(call EMBEDDED_ENV,$(1)) DATABASE_URL="$(TEST_DATABASE_URL)" \
+	ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)"
 
 .PHONY: run test test-stream-one test-stream-two test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
 
@@ -80,8 +84,6 @@ format: $(STAMP)
 STREAM_ONE_TESTS := tests/evaluator tests/tasks tests/sandbox tests/transcripts tests/leaderboard \
 	tests/browser
 STREAM_TWO_TESTS := tests $(addprefix --ignore=,$(STREAM_ONE_TESTS))
-STREAM_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
-	ARENA_SECRET_KEY=test-only-secret-key ARENA_DATA_DIR=$(CURDIR)/var/test-$(1)
 STREAM_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
 
 test: lint
@@ -89,29 +91,27 @@ test: lint
 
 test-stream-one: $(STAMP) system-deps
 	@echo "== stream one: grader, tasks, sandboxes, transcripts, leaderboard, browser (embedded)"
-	set -o pipefail; $(call STREAM_ENV,one) $(STREAM_PYTEST) $(STREAM_ONE_TESTS) $(PYTEST_ARGS) \
+	set -o pipefail; $(call EMBEDDED_ENV,test-one) $(STREAM_PYTEST) $(STREAM_ONE_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[one] /'
 
 test-stream-two: $(STAMP) system-deps
 	@echo "== stream two: arena and the API on embedded defaults, then the services pass"
-	set -o pipefail; $(call STREAM_ENV,two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
+	set -o pipefail; $(call EMBEDDED_ENV,test-two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[two] /'
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
-	set -o pipefail; $(call STREAM_ENV,services) DATABASE_URL="$(TEST_DATABASE_URL)" \
-		ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)" \
-		$(STREAM_PYTEST) -m services $(PYTEST_ARGS) 2>&1 | sed -u 's/^/[services] /'
+	set -o pipefail; $(call SERVICES_ENV,test-services) $(STREAM_PYTEST) -m services $(PYTEST_ARGS) \
+		2>&1 | sed -u 's/^/[services] /'
 
 test-embedded: $(STAMP) system-deps
 	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
-	env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL $(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(call EMBEDDED_ENV,test) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The second pass runs the tests that talk to the database, the broker or the cache (marked
 # `services` by tests/conftest.py); the others have run in the first and need neither.
 test-services: $(STAMP) system-deps
 	@echo "== test pass 2: PostgreSQL + Redis (tests that use them)"
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
-	$(TEST_ENV) DATABASE_URL="$(TEST_DATABASE_URL)" ARENA_BROKER_URL="$(TEST_BROKER_URL)" \
-		ARENA_CACHE_URL="$(TEST_CACHE_URL)" $(BIN)/python -m pytest -m services $(PYTEST_ARGS)
+	$(call SERVICES_ENV,test) $(BIN)/python -m pytest -m services $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/test var/test-* .pytest_cache .ruff_cache .mypy_cache

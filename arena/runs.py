@@ -51,6 +51,7 @@ from arena.workspace import (
     workspace_changed_protected,
     workspace_collect,
 )
+from evaluator.engine.evaluate import CHILD_CODE
 from evaluator.services import evaluation_create
 from sandboxes.backends import Limits, SandboxError, sandbox_for, scrubbed_env
 from tasks.models import Task
@@ -315,7 +316,8 @@ def _agent_run(
             workdir=paths.box,
             env=env,
             limits=agent_limits(wall_clock_s=budget.wall_clock_s),
-            readable=[LAUNCHER.parent, *adapter.readable(), *_grader_paths()],
+            # The workspace's `check` runs the grader: its code, never the whole checkout.
+            readable=[LAUNCHER.parent, *adapter.readable(), *CHILD_CODE],
             allow_hosts=adapter.allowed_hosts(),
         )
     except SandboxError as exc:
@@ -364,13 +366,6 @@ def agent_limits(*, wall_clock_s: float) -> Limits:
         memory_bytes=memory_mb * 1024**2 if memory_mb else None,
         address_space=False,
     )
-
-
-def _grader_paths() -> list[Path]:
-    """What the workspace's `check` imports: the grader package, never the whole checkout."""
-    from arena.workspace import PROJECT_ROOT
-
-    return [PROJECT_ROOT / "evaluator", PROJECT_ROOT / "sandboxes"]
 
 
 def _read_text(path: Path, *, limit: int) -> str:

@@ -19,7 +19,7 @@ from evaluator.engine.evaluate import (
 from evaluator.models import Evaluation, EvaluationShape
 from sandboxes.backends import SandboxError
 from tasks.models import Task
-from tasks.selectors import task_folder
+from tasks.selectors import catalog_dirs, task_folder
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def grader_options() -> EvaluateOptions:
         sandbox_image=settings.ARENA_SANDBOX_IMAGE,
         baseline_cache=str(settings.ARENA_BASELINE_CACHE),
         probe_cache=str(settings.ARENA_PROBE_CACHE),
-        catalogs=(str(settings.ARENA_CATALOG_DIR), str(settings.ARENA_IMPORTED_CATALOG_DIR)),
+        catalogs=tuple(str(root) for root in catalog_dirs()),
         allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
         build_cache=str(settings.ARENA_BUILD_CACHE),
         prepared=settings.ARENA_GRADER_PREPARED

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sandboxes.egress import RELAY_PORT, EgressError, EgressProxy, proxy_env
 from sandboxes.processes import command_name, own_children
@@ -768,14 +768,25 @@ def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
     return apply
 
 
-# Every backend, by name: the module and class that make it and, for an isolating one, the
-# function that says why it cannot run on this host (None: it can); "auto" tries them in this
-# order. docker's module is imported only when docker is asked for or tried: it needs the Docker
-# SDK, which a GPU host running only the grader may not have.
-_BACKENDS: dict[str, tuple[str, str, str | None]] = {
-    "process": ("sandboxes.backends", "ProcessSandbox", None),
-    "bwrap": ("sandboxes.backends", "BwrapSandbox", "bwrap_problem"),
-    "docker": ("sandboxes.docker", "DockerSandbox", "docker_problem"),
+class _Entry(NamedTuple):
+    module: str
+    factory: str
+    # For an isolating backend: the function that says why it cannot run on this host, or None.
+    probe: str | None
+    # Whether the factory and the probe take the image to run in (`image=`).
+    takes_image: bool = False
+
+    def options(self, image: str | None) -> dict[str, str | None]:
+        return {"image": image} if self.takes_image else {}
+
+
+# Every backend, by name; "auto" tries the isolating ones in this order. docker's module is
+# imported only when docker is asked for or tried: it needs the Docker SDK, which a GPU host
+# running only the grader may not have.
+_BACKENDS: dict[str, _Entry] = {
+    "process": _Entry("sandboxes.backends", "ProcessSandbox", None),
+    "bwrap": _Entry("sandboxes.backends", "BwrapSandbox", "bwrap_problem"),
+    "docker": _Entry("sandboxes.docker", "DockerSandbox", "docker_problem", takes_image=True),
 }
 SANDBOXES = tuple(_BACKENDS)
 
@@ -825,10 +836,10 @@ def sandbox_for(
 
 def _first_isolating(allow_unisolated: bool, image: str | None) -> str:
     problems: dict[str, str] = {}
-    for name, (_, _, probe) in _BACKENDS.items():
-        if probe is None:
+    for name, entry in _BACKENDS.items():
+        if entry.probe is None:
             continue
-        problem = _probe(name, probe, image)
+        problem = _probe(name, image)
         if problem is None:
             return name
         problems[name] = problem
@@ -843,20 +854,19 @@ def _first_isolating(allow_unisolated: bool, image: str | None) -> str:
     )
 
 
-def _probe(name: str, probe: str, image: str | None) -> str | None:
+def _probe(name: str, image: str | None) -> str | None:
+    entry = _BACKENDS[name]
     try:
         module = _module(name)
     except SandboxError as exc:
         return str(exc)
-    check = getattr(module, probe)
-    problem: str | None = check(image) if name == "docker" else check()
+    problem: str | None = getattr(module, str(entry.probe))(**entry.options(image))
     return problem
 
 
 def _module(name: str) -> Any:
-    module_name = _BACKENDS[name][0]
     try:
-        return importlib.import_module(module_name)
+        return importlib.import_module(_BACKENDS[name].module)
     except ImportError as exc:
         raise SandboxError(
             f"the {name} sandbox cannot be loaded here: it needs the Docker SDK "
@@ -868,6 +878,6 @@ def _backend(name: str, image: str | None) -> ProcessSandbox:
     if name not in _BACKENDS:
         choices = ", ".join(["auto", *_BACKENDS])
         raise SandboxError(f"unknown sandbox {name!r}; choose one of {choices}")
-    factory = getattr(_module(name), _BACKENDS[name][1])
-    backend: ProcessSandbox = factory(image=image) if name == "docker" else factory()
+    entry = _BACKENDS[name]
+    backend: ProcessSandbox = getattr(_module(name), entry.factory)(**entry.options(image))
     return backend

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 
 from evaluator.engine.formulas import FormulaError, formula_evaluate
 from evaluator.engine.roofline import floor_ms, peaks_for
+from evaluator.engine.taskspec import catalog_roots
 from tasks.models import Task
 
 BASELINES_DIR = Path(__file__).resolve().parent / "baselines"
@@ -19,8 +20,7 @@ def task_get_active(*, slug: str) -> Task | None:
 
 def catalog_dirs() -> list[Path]:
     """The catalogues this deployment reads: the source one, then the imported one."""
-    source, imported = settings.ARENA_CATALOG_DIR, settings.ARENA_IMPORTED_CATALOG_DIR
-    return [source] if imported == source else [source, imported]
+    return catalog_roots((settings.ARENA_CATALOG_DIR, settings.ARENA_IMPORTED_CATALOG_DIR))
 
 
 def task_folder(*, task: Task) -> Path:

@@ -56,6 +56,8 @@ from sandboxes.backends import (
 )
 
 ENGINE_ROOT = Path(__file__).resolve().parents[2]
+# What a grader child imports: bound read-only into its sandbox, never the whole checkout.
+CHILD_CODE = (ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes")
 LOG_TAIL_BYTES = 64 * 1024
 BASE_SEED = 0
 SHM_DIR = "/dev/shm"  # noqa: S108 - created private per evaluation by TemporaryDirectory
@@ -108,6 +110,13 @@ class EvaluateOptions:
             raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
         if self.prepared_ahead < 1:
             raise ValueError(f"prepared_ahead must be at least 1, not {self.prepared_ahead}")
+
+
+def _isolating_sandbox(options: EvaluateOptions) -> ProcessSandbox:
+    """The sandbox the options name for the candidate's and the build's children."""
+    return sandbox_for(
+        options.sandbox, allow_unisolated=options.allow_unisolated, image=options.sandbox_image
+    )
 
 
 def resolve_device(device: str) -> str:
@@ -259,11 +268,7 @@ class _Launcher:
             return ProcessSandbox()
         if self._isolating is None:
             options = self.options
-            self._isolating = sandbox_for(
-                options.sandbox,
-                allow_unisolated=options.allow_unisolated,
-                image=options.sandbox_image,
-            )
+            self._isolating = _isolating_sandbox(options)
         return self._isolating
 
     def env(self, workdir: Path) -> dict[str, str]:
@@ -286,7 +291,7 @@ class _Launcher:
             workdir=workdir,
             env=self.env(workdir),
             limits=self.limits(),
-            readable=[ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes"],
+            readable=CHILD_CODE,
             prepared=True,
         )
 
@@ -297,7 +302,7 @@ class _Launcher:
             workdir=workdir,
             env=self.env(workdir),
             limits=self.limits(),
-            readable=[ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes"],
+            readable=CHILD_CODE,
         )
 
     def limits(self) -> Limits:
@@ -884,15 +889,12 @@ def build_solution(
             "CUDA_VISIBLE_DEVICES": "",
             "TORCH_CUDA_ARCH_LIST": arch,
         }
-        sandbox = sandbox_for(
-            options.sandbox, allow_unisolated=options.allow_unisolated, image=options.sandbox_image
-        )
-        outcome = sandbox.run(
+        outcome = _isolating_sandbox(options).run(
             [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")],
             workdir=workdir,
             env=scrubbed_env(extra, home=workdir),
             limits=Limits(timeout_s=options.timeout_s, memory_bytes=options.memory_bytes),
-            readable=[ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes"],
+            readable=CHILD_CODE,
         )
         report = _build_report(key, outcome, options.timeout_s)
         report.build_s = round(time.monotonic() - started, 3)
