@@ -166,6 +166,8 @@ class RunScore(models.Model):
     aggregates in SQL, so a page never reads 100,000 result documents in Python. A projection,
     written by arena/run_scores.py when a grading finishes and rebuilt at will."""
 
+    CPU = "cpu"  # the `gpu` of a CPU grading: untimed, so never ranked
+
     submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="score")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="scores")
@@ -178,8 +180,10 @@ class RunScore(models.Model):
     status = models.CharField(max_length=10)  # the evaluation's
     compiled = models.BooleanField()
     correct = models.BooleanField()  # the correctness gate passed on the visible shapes
-    ranked = models.BooleanField()  # status passed and no flags
+    ranked = models.BooleanField()  # status passed, no flags, graded on a GPU
     flagged = models.BooleanField()
+    # The grader's flag codes as ",code,other," (sorted), so one code is found by containment.
+    flag_codes = models.CharField(max_length=500, blank=True, default="")
     overfit = models.BooleanField()
     speedup = models.FloatField(null=True)  # geometric mean over shapes, against eager
     roofline_fraction = models.FloatField(null=True)

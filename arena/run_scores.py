@@ -14,6 +14,8 @@ from arena.models import LeaderboardGeneration, RunScore, Submission
 from evaluator.models import Evaluation
 from tasks.models import Task
 
+CPU = RunScore.CPU
+
 
 def leaderboard_invalidate() -> None:
     """Bump the generation that every cached leaderboard is keyed on."""
@@ -98,18 +100,21 @@ def score_fields(*, submission: Submission, suite_versions: dict[str, str]) -> d
     summary = result.get("summary") or {}
     flags = [f.get("code") for f in result.get("flags") or [] if isinstance(f, dict)]
     unseen = [r for r in result.get("per_shape") or [] if isinstance(r, dict) and not r.get("seen")]
+    gpu = gpu_name(evaluation)
     return {
         "run": run,
         "agent_id": run.agent_id,
         "task": run.task,
         "category": run.task.category,
         "suite_version": _suite_version(run.task, evaluation.task_version, suite_versions),
-        "gpu": gpu_name(evaluation),
+        "gpu": gpu,
         "status": evaluation.status,
         "compiled": (gates.get("compile") or {}).get("passed") is True,
         "correct": (gates.get("correctness") or {}).get("passed") is True,
-        "ranked": evaluation.ranked,
+        # A CPU grading is never timed, so it is never ranked, whatever an older grader said.
+        "ranked": evaluation.ranked and gpu != CPU,
         "flagged": bool(flags),
+        "flag_codes": flag_codes_text(flags),
         "overfit": "overfit" in flags,
         "speedup": _positive(summary.get("speedup_vs_eager")),
         "roofline_fraction": _positive(summary.get("roofline_fraction")),
@@ -125,9 +130,15 @@ def score_fields(*, submission: Submission, suite_versions: dict[str, str]) -> d
     }
 
 
+def flag_codes_text(codes: list) -> str:
+    """Flag codes as RunScore.flag_codes stores them: ",a,b," (sorted, unique), "" for none."""
+    unique = sorted({str(c)[:60].replace(",", "_") for c in codes if c})
+    return f",{','.join(unique)}," if unique else ""
+
+
 def gpu_name(evaluation: Evaluation) -> str:
-    if evaluation.device == "cpu" or (evaluation.result or {}).get("device") == "cpu":
-        return "cpu"
+    if evaluation.device == CPU or (evaluation.result or {}).get("device") == CPU:
+        return CPU
     environment = (evaluation.result or {}).get("environment") or {}
     return str(environment.get("gpu") or evaluation.device or "unknown")[:100]
 

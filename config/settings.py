@@ -148,6 +148,11 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# Accounts sign in on the site's own page (the upload form asks for it); staff also use /admin/.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "leaderboard:index"
+LOGOUT_REDIRECT_URL = "leaderboard:index"
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"  # `collectstatic` target for deployments

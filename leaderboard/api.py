@@ -1,6 +1,8 @@
 """The public read API: leaderboard, agents, tasks and runs. No authentication; hidden runs
 never appear. One view per operation; query parameters are validated by an InputSerializer."""
 
+from dataclasses import fields as dataclass_fields
+
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -10,10 +12,18 @@ from rest_framework.views import APIView
 
 from arena.models import Run
 from config.page_cache import public_page
-from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore
+from leaderboard.scores import (
+    FAILURE_SPEEDUP,
+    FAST_P_THRESHOLDS,
+    PRELIMINARY_BELOW_TASKS,
+    AgentScore,
+)
 from leaderboard.selectors import (
     SORT_KEYS,
+    VERDICT_FILTERS,
+    RunFilters,
     ScoreFilters,
+    agent_boards,
     agent_get,
     agent_scores_by_category,
     agent_task_rows,
@@ -73,6 +83,16 @@ class FastPSerializer(serializers.Serializer):
     p2 = serializers.FloatField()
 
 
+class IntervalsSerializer(serializers.Serializer):
+    """95% bootstrap intervals over tasks and their repeats, [low, high]."""
+
+    fast_0 = serializers.ListField(child=serializers.FloatField())
+    fast_1 = serializers.ListField(child=serializers.FloatField())
+    fast_1_5 = serializers.ListField(child=serializers.FloatField())
+    fast_2 = serializers.ListField(child=serializers.FloatField())
+    speedup_geomean_all = serializers.ListField(child=serializers.FloatField())
+
+
 def _fast_key(p: float) -> str:
     return "p" + f"{p:g}".replace(".", "_")
 
@@ -83,12 +103,32 @@ class ScoreOutputSerializer(serializers.Serializer):
     compile_rate = serializers.FloatField()
     correctness_rate = serializers.FloatField()
     fast_p = serializers.SerializerMethodField()
-    speedup_geomean_correct = serializers.FloatField(allow_null=True)
-    speedup_geomean_all = serializers.FloatField(allow_null=True)
-    roofline_geomean = serializers.FloatField(allow_null=True)
-    generalization_pass_rate = serializers.FloatField(allow_null=True)
+    speedup_geomean_correct = serializers.FloatField(
+        allow_null=True,
+        help_text="geometric mean over the ranked runs alone; descriptive, never ranked",
+    )
+    speedup_geomean_all = serializers.FloatField(
+        allow_null=True,
+        help_text=f"geometric mean over every attempted run, a failure counting as "
+        f"{FAILURE_SPEEDUP}x and slower correct runs floored there",
+    )
+    roofline_mean = serializers.FloatField(
+        allow_null=True, help_text="mean roofline fraction over attempted runs, failures as 0"
+    )
+    generalization_pass_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="share of attempted runs correct on visible and on every unseen shape",
+    )
     overfit_count = serializers.IntegerField()
     flagged = serializers.IntegerField()
+    flagged_share = serializers.FloatField(help_text="flagged runs over attempted runs")
+    flag_counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="runs per flag code"
+    )
+    preliminary = serializers.BooleanField(
+        help_text=f"fewer than {PRELIMINARY_BELOW_TASKS} tasks attempted on this board"
+    )
+    intervals = serializers.SerializerMethodField()
     tokens_per_run = serializers.FloatField()
     cost_per_run_usd = serializers.FloatField(allow_null=True)
     repeats = serializers.IntegerField()
@@ -98,6 +138,13 @@ class ScoreOutputSerializer(serializers.Serializer):
     @extend_schema_field(FastPSerializer)
     def get_fast_p(self, score: AgentScore) -> dict[str, float]:
         return {_fast_key(p): score.fast_p[p] for p in FAST_P_THRESHOLDS}
+
+    @extend_schema_field(IntervalsSerializer)
+    def get_intervals(self, score: AgentScore) -> dict[str, list[float]]:
+        return {
+            ("speedup_geomean_all" if k == "speedup" else k): [low, high]
+            for k, (low, high) in score.intervals.items()
+        }
 
     @extend_schema_field(SpreadSerializer(allow_null=True))
     def get_fast_1_repeats(self, score: AgentScore):
@@ -114,7 +161,11 @@ def _spread(pair: tuple[float, float] | None) -> dict[str, float] | None:
 
 class ScoreFilterInputSerializer(serializers.Serializer):
     category = serializers.ChoiceField(choices=CATEGORIES, required=False)
-    gpu = serializers.CharField(max_length=100, required=False, help_text="the GPU's name")
+    gpu = serializers.CharField(
+        max_length=100,
+        required=False,
+        help_text="the board's GPU model; default (or unknown): the GPU with the most gradings",
+    )
     suite = serializers.CharField(
         max_length=120, required=False, help_text="a suite version, <suite>@<12 hex>"
     )
@@ -132,7 +183,8 @@ class ScoreFilterInputSerializer(serializers.Serializer):
 
 
 class LeaderboardApi(APIView):
-    """GET /api/v1/leaderboard: one row per agent, ranked."""
+    """GET /api/v1/leaderboard: one row per agent, ranked on one GPU model's board (`gpu`,
+    default the GPU with the most gradings). CPU gradings are never ranked."""
 
     pagination_class = Pagination  # also tells the schema the response is paginated
 
@@ -143,6 +195,7 @@ class LeaderboardApi(APIView):
 
     class OutputSerializer(serializers.Serializer):
         rank = serializers.IntegerField()
+        gpu = serializers.CharField(help_text="the board's GPU model")
         agent = AgentOutputSerializer()
         score = ScoreOutputSerializer()
 
@@ -160,7 +213,8 @@ class LeaderboardApi(APIView):
         def build() -> dict:
             rows = leaderboard_rows(filters=filters, sort=sort)
             ranked = [
-                {"rank": i, "agent": row.agent, "score": row.score} for i, row in enumerate(rows, 1)
+                {"rank": i, "gpu": row.gpu, "agent": row.agent, "score": row.score}
+                for i, row in enumerate(rows, 1)
             ]
             return _paginated(self, request, ranked, self.OutputSerializer).data
 
@@ -219,9 +273,13 @@ class ScoreByCategorySerializer(ScoreOutputSerializer):
 
 
 class AgentDetailApi(APIView):
-    """GET /api/v1/agents/<slug>: the agent's score overall, per category and per task."""
+    """GET /api/v1/agents/<slug>: the agent's score on its most graded GPU, per category there
+    and per task."""
 
     class OutputSerializer(AgentOutputSerializer):
+        gpu = serializers.CharField(
+            allow_null=True, help_text="the GPU board of `score`: the agent's most graded GPU"
+        )
         score = ScoreOutputSerializer(allow_null=True)
         categories = ScoreByCategorySerializer(many=True)
         tasks = TaskRowSerializer(many=True)
@@ -232,11 +290,12 @@ class AgentDetailApi(APIView):
         agent = agent_get(slug=slug)
         if agent is None:
             raise Http404(f"no agent {slug!r}")
-        overall = [r.score for r in leaderboard_rows(filters=ScoreFilters()) if r.agent == agent]
+        boards = agent_boards(agent=agent)
         by_category = sorted(agent_scores_by_category(agent=agent).items())
         data = _agent_with(
             agent,
-            score=overall[0] if overall else None,
+            gpu=boards[0]["gpu"] if boards else None,
+            score=boards[0]["row"].score if boards else None,
             categories=[score for _, score in by_category],
             tasks=agent_task_rows(agent=agent),
         )
@@ -338,18 +397,26 @@ class RunListApi(APIView):
         agent = serializers.SlugField(max_length=100, required=False)
         task = serializers.CharField(max_length=200, required=False)
         category = serializers.ChoiceField(choices=CATEGORIES, required=False)
-        status = serializers.ChoiceField(choices=RUN_STATUSES, required=False)
+        suite = serializers.CharField(max_length=50, required=False)
+        status = serializers.ChoiceField(
+            choices=[*RUN_STATUSES, *VERDICT_FILTERS],
+            required=False,
+            help_text="a run status, or a verdict: passed (ranked), failed, flagged, error, "
+            "unranked (graded on the CPU)",
+        )
         gpu = serializers.CharField(max_length=100, required=False)
+        flag = serializers.CharField(max_length=60, required=False, help_text="a flag code")
+        transcript = serializers.ChoiceField(
+            choices=["yes", "no"], required=False, help_text="whether the run has a transcript"
+        )
         limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
         offset = serializers.IntegerField(min_value=0, required=False)
 
     @extend_schema(parameters=[InputSerializer], responses=RunOutputSerializer(many=True))
     def get(self, request):
         query = _query(self.InputSerializer, request)
-        filters = {
-            k: query[k] for k in ("agent", "task", "category", "status", "gpu") if k in query
-        }
-        runs = run_list_public(**filters)
+        fields = [f.name for f in dataclass_fields(RunFilters)]
+        runs = run_list_public(RunFilters(**{k: query[k] for k in fields if k in query}))
         return _paginated(self, request, runs, RunOutputSerializer, prepare=runs_attach_scores)
 
 

@@ -1,18 +1,34 @@
 """Leaderboard scores over graded runs: plain functions, tested against hand-computed examples.
 
-A run enters the speed scores only when it is ranked (status passed, no flags); a flagged run
-counts as attempted and compiled as it was, but never as correct or fast. A run whose grading
-ended in a grader error (status "error") is no record at all: it is not the agent's failure.
-The selectors compute the same numbers in SQL; the tests hold both to these definitions.
+A run enters the speed scores only when it is ranked (status passed, no flags, graded on a GPU);
+a flagged run counts as attempted and compiled as it was, but never as correct or fast. A run
+whose grading ended in a grader error (status "error") is no record at all: it is not the
+agent's failure. The selectors compute the same numbers in SQL; the tests hold both to these
+definitions.
+
+Every aggregate is monotone in each run: turning a correct run into a failure never raises it
+(docs/leaderboard.md and the /scoring/ page say how each is taken). A failure counts as
+FAILURE_SPEEDUP in the geometric mean, and a correct run slower than that counts as that floor
+too, so no failure can stand above a correct run.
 """
 
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from evaluator.engine.scoring import geomean
 
 FAST_P_THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
+# What a failed, flagged or untimed run counts as in the geometric-mean speedup; a correct run
+# slower than this counts as this floor too.
+FAILURE_SPEEDUP = 0.01
+# A board row over fewer tasks than this is marked preliminary: its interval is too wide to
+# order it against the others with any confidence.
+PRELIMINARY_BELOW_TASKS = 10
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,10 @@ class RunRecord:
     tokens: int = 0
     cost_usd: float | None = None
     repeat: int = 1  # 1 for the agent's first run on the task, 2 for its second...
+    flag_codes: tuple[str, ...] = ()
+
+
+Interval = tuple[float, float]
 
 
 @dataclass
@@ -42,9 +62,13 @@ class AgentScore:
     compile_rate: float
     correctness_rate: float
     fast_p: dict[float, float]
+    # Descriptive only, never ranked: the geometric mean over the ranked runs alone.
     speedup_geomean_correct: float | None
+    # Over every attempted run, a failure counting as FAILURE_SPEEDUP.
     speedup_geomean_all: float | None
-    roofline_geomean: float | None
+    # Mean roofline fraction over every attempted run, a failure counting as 0.
+    roofline_mean: float | None
+    # Share of attempted runs correct on the visible shapes and on every unseen shape graded.
     generalization_pass_rate: float | None
     overfit_count: int
     flagged: int
@@ -55,25 +79,50 @@ class AgentScore:
     speedup_geomean_all_repeats: tuple[float, float] | None = None
     repeats: int = 0
     per_task_speedups: dict[str, list[float]] = field(default_factory=dict)
+    # 95% bootstrap intervals over tasks and their repeats: "fast_0", "fast_1", ..., "speedup".
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    flag_counts: dict[str, int] = field(default_factory=dict)  # runs per flag code
+
+    @property
+    def preliminary(self) -> bool:
+        return self.tasks_attempted < PRELIMINARY_BELOW_TASKS
+
+    @property
+    def flagged_share(self) -> float:
+        return self.flagged / self.runs if self.runs else 0.0
 
 
 def fast_p(records: Sequence[RunRecord], p: float) -> float:
     """KernelBench's fast_p: share of attempted runs that are correct and faster than p."""
     if not records:
         return 0.0
-    hits = sum(1 for r in records if r.ranked and r.correct and (r.speedup or 0.0) > p)
+    hits = sum(1 for r in records if _counts_fast(r, p))
     return hits / len(records)
+
+
+def _counts_fast(record: RunRecord, p: float) -> bool:
+    return record.ranked and record.correct and (record.speedup or 0.0) > p
+
+
+def speed_log(ranked_correct: bool, speedup: float | None) -> float:
+    """A run's term in the geometric-mean speedup: ln of its speedup floored at FAILURE_SPEEDUP,
+    ln FAILURE_SPEEDUP for a failure or an untimed run."""
+    if ranked_correct and speedup and speedup > 0:
+        return math.log(max(speedup, FAILURE_SPEEDUP))
+    return math.log(FAILURE_SPEEDUP)
 
 
 def agent_score(agent: str, records: Sequence[RunRecord]) -> AgentScore:
     ranked_correct = [r for r in records if r.ranked and r.correct]
-    seen_correct = [r for r in records if r.correct and r.unseen_total]
-    unseen_total = sum(r.unseen_total for r in seen_correct)
     speedups: dict[str, list[float]] = {}
     for r in ranked_correct:
         if r.speedup is not None:
             speedups.setdefault(r.task, []).append(r.speedup)
     by_repeat = split_by_repeat(records)
+    flag_counts: dict[str, int] = {}
+    for r in records:
+        for code in r.flag_codes:
+            flag_counts[code] = flag_counts.get(code, 0) + 1
     return AgentScore(
         agent=agent,
         runs=len(records),
@@ -83,28 +132,115 @@ def agent_score(agent: str, records: Sequence[RunRecord]) -> AgentScore:
         fast_p={p: fast_p(records, p) for p in FAST_P_THRESHOLDS},
         speedup_geomean_correct=geomean(r.speedup for r in ranked_correct if r.speedup),
         speedup_geomean_all=speedup_geomean_all(records),
-        roofline_geomean=geomean(
-            r.roofline_fraction for r in ranked_correct if r.roofline_fraction
+        roofline_mean=(
+            sum(r.roofline_fraction or 0.0 for r in ranked_correct) / len(records)
+            if records
+            else None
         ),
-        generalization_pass_rate=(
-            sum(r.unseen_correct for r in seen_correct) / unseen_total if unseen_total else None
-        ),
+        generalization_pass_rate=_share(
+            records, lambda r: r.ranked and r.correct and r.unseen_correct == r.unseen_total
+        )
+        if records
+        else None,
         overfit_count=sum(1 for r in records if r.overfit),
         flagged=sum(1 for r in records if r.flagged),
         tokens_per_run=sum(r.tokens for r in records) / len(records) if records else 0.0,
         cost_per_run_usd=_mean([r.cost_usd for r in records if r.cost_usd is not None]),
         fast_1_repeats=mean_and_spread([fast_p(rs, 1.0) for rs in by_repeat.values()]),
         speedup_geomean_all_repeats=mean_and_spread(
-            [speedup_geomean_all(rs) or 1.0 for rs in by_repeat.values()]
+            [speedup_geomean_all(rs) or FAILURE_SPEEDUP for rs in by_repeat.values()]
         ),
         repeats=len(by_repeat),
         per_task_speedups=speedups,
+        intervals=score_intervals([(r.task, r.ranked and r.correct, r.speedup) for r in records]),
+        flag_counts=flag_counts,
     )
 
 
 def speedup_geomean_all(records: Sequence[RunRecord]) -> float | None:
-    """Geometric-mean speedup over every attempted run, a failure counting as 1x."""
-    return geomean((r.speedup if r.ranked and r.correct and r.speedup else 1.0) for r in records)
+    """Geometric-mean speedup over every attempted run, a failure counting as FAILURE_SPEEDUP
+    and a slower correct run floored there (speed_log)."""
+    if not records:
+        return None
+    return math.exp(
+        sum(speed_log(r.ranked and r.correct, r.speedup) for r in records) / len(records)
+    )
+
+
+# --- uncertainty ------------------------------------------------------------------------------
+
+
+def bootstrap_interval(
+    groups: Sequence[Sequence[float]],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = BOOTSTRAP_LEVEL,
+    seed: int = 0,
+) -> Interval | None:
+    """Percentile interval of the pooled mean of `groups` (one group of values per task, one
+    value per run of it), by a two-stage bootstrap: tasks are drawn with replacement, then each
+    drawn task's runs (its repeats) with replacement. Seeded, so a page shows the same interval
+    on every load."""
+    intervals = bootstrap_intervals(
+        [[(v,) for v in g] for g in groups], resamples=resamples, level=level, seed=seed
+    )
+    return intervals[0] if intervals else None
+
+
+def bootstrap_intervals(
+    groups: Sequence[Sequence[Sequence[float]]],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = BOOTSTRAP_LEVEL,
+    seed: int = 0,
+) -> list[Interval]:
+    """bootstrap_interval for several statistics at once: each run is a row of values, and
+    every statistic is taken over the same resamples. [] when there are no runs."""
+    kept = [g for g in groups if len(g)]
+    if not kept:
+        return []
+    sizes = np.array([len(g) for g in kept], dtype=np.int64)
+    values = np.concatenate([np.asarray(g, dtype=np.float64).reshape(len(g), -1) for g in kept])
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rng = np.random.default_rng(seed)
+    n_tasks, n_stats = len(sizes), values.shape[1]
+    means = np.empty((resamples, n_stats))
+    # Resamples in chunks of about a million drawn runs: memory stays flat on large boards.
+    chunk = max(1, min(resamples, 1_000_000 // len(values)))
+    for first in range(0, resamples, chunk):
+        count = min(chunk, resamples - first)
+        picked = rng.integers(0, n_tasks, size=(count, n_tasks))
+        picked_sizes = sizes[picked]
+        tasks = np.repeat(picked.ravel(), picked_sizes.ravel())  # the task of each drawn run
+        within = (rng.random(len(tasks)) * sizes[tasks]).astype(np.int64)
+        drawn = values[starts[tasks] + within]
+        totals = picked_sizes.sum(axis=1)
+        owner = np.repeat(np.arange(count), totals)
+        for column in range(n_stats):
+            sums = np.bincount(owner, drawn[:, column], minlength=count)
+            means[first : first + count, column] = sums / totals
+    tail = (1.0 - level) / 2 * 100
+    bounds = np.percentile(means, [tail, 100 - tail], axis=0)
+    return [(float(bounds[0, c]), float(bounds[1, c])) for c in range(n_stats)]
+
+
+def score_intervals(runs: Sequence[tuple[str, bool, float | None]]) -> dict[str, Interval]:
+    """95% intervals of fast_p (each threshold) and of the geometric-mean speedup, from runs as
+    (task, ranked and correct, speedup)."""
+    by_task: dict[str, list[tuple[float, ...]]] = {}
+    for task, ok, speedup in runs:
+        hits = tuple(float(ok and (speedup or 0.0) > p) for p in FAST_P_THRESHOLDS)
+        by_task.setdefault(task, []).append((*hits, speed_log(ok, speedup)))
+    intervals = bootstrap_intervals(list(by_task.values()))
+    if not intervals:
+        return {}
+    named = {fast_key(p): intervals[i] for i, p in enumerate(FAST_P_THRESHOLDS)}
+    low, high = intervals[-1]
+    return {**named, "speedup": (math.exp(low), math.exp(high))}
+
+
+def fast_key(p: float) -> str:
+    return "fast_" + f"{p:g}".replace(".", "_")
 
 
 def split_by_repeat(records: Sequence[RunRecord]) -> dict[int, list[RunRecord]]:

@@ -4,31 +4,40 @@ the generation that `leaderboard_invalidate()` bumps, so a page costs a few smal
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Window
-from django.db.models.functions import Floor, Ln, RowNumber
+from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value, Window
+from django.db.models.functions import Floor, Greatest, Ln, RowNumber
 
 from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
 from evaluator.engine.roofline import compute_dtype_key, peaks_for
 from evaluator.models import Evaluation, EvaluationShape
-from leaderboard.scores import FAST_P_THRESHOLDS, AgentScore, mean_and_spread
+from leaderboard.scores import (
+    FAILURE_SPEEDUP,
+    FAST_P_THRESHOLDS,
+    AgentScore,
+    fast_key,
+    mean_and_spread,
+    score_intervals,
+)
 from tasks.models import Task
 from tasks.selectors import task_shape_rows
 
 # A safety net: a process that missed an invalidation still catches up within this many seconds.
 CACHE_TTL_S = 60
 SPEEDUP_BIN_LOG2 = 0.25  # histogram bins of the speedup distribution, in powers of two
+CPU = RunScore.CPU
+# Sort keys of the ranking, each a visible column. After the chosen key, ties go to TIE_BREAKERS
+# in order, then to the agent's name.
 SORT_KEYS = {
     "fast_1": lambda s: s.fast_p[1.0],
     "fast_0": lambda s: s.fast_p[0.0],
     "fast_1_5": lambda s: s.fast_p[1.5],
     "fast_2": lambda s: s.fast_p[2.0],
     "speedup": lambda s: s.speedup_geomean_all or 0.0,
-    "speedup_correct": lambda s: s.speedup_geomean_correct or 0.0,
-    "roofline": lambda s: s.roofline_geomean or 0.0,
+    "roofline": lambda s: s.roofline_mean or 0.0,
     "correct": lambda s: s.correctness_rate,
     "compile": lambda s: s.compile_rate,
     "generalization": lambda s: s.generalization_pass_rate or 0.0,
@@ -38,6 +47,8 @@ SORT_KEYS = {
     "cost": lambda s: -(s.cost_per_run_usd if s.cost_per_run_usd is not None else math.inf),
     "tokens": lambda s: -s.tokens_per_run,
 }
+DEFAULT_SORT = "fast_1"
+TIE_BREAKERS = ("fast_1", "correct", "speedup")
 
 
 @dataclass(frozen=True)
@@ -79,29 +90,55 @@ def public_scores(filters: ScoreFilters | None = None) -> QuerySet[RunScore]:
     return scores
 
 
+def board_scores(filters: ScoreFilters) -> QuerySet[RunScore]:
+    """The scores one board ranks: one GPU model's (never the CPU's), by the other filters."""
+    return public_scores(board_filters(filters)).exclude(gpu=CPU)
+
+
+def board_filters(filters: ScoreFilters) -> ScoreFilters:
+    """`filters` on a GPU: the one asked for when it has gradings, else the default board's."""
+    gpus = board_gpus()
+    gpu = filters.gpu if filters.gpu in gpus else (next(iter(gpus), ""))
+    return replace(filters, gpu=gpu)
+
+
+def board_gpus() -> dict[str, int]:
+    """GPU models with public gradings and how many, most graded first (the default board)."""
+
+    def build():
+        rows = (
+            public_scores()
+            .exclude(gpu=CPU)
+            .exclude(status=Evaluation.Status.ERROR)
+            .values("gpu")
+            .annotate(n=Count("id"))
+            .order_by("-n", "gpu")
+        )
+        return {r["gpu"]: r["n"] for r in rows}
+
+    return leaderboard_cached("board-gpus", build)
+
+
 # --- scores per agent -------------------------------------------------------------------------
 
 _RANKED = Q(ranked=True, correct=True)
 _TIMED = _RANKED & Q(speedup__gt=0)
+_LN_FLOOR = math.log(FAILURE_SPEEDUP)
 
 
 def _score_aggregates() -> dict[str, Any]:
-    fast = {
-        _fast_name(p): Count("id", filter=_RANKED & Q(speedup__gt=p)) for p in FAST_P_THRESHOLDS
-    }
+    fast = {fast_key(p): Count("id", filter=_RANKED & Q(speedup__gt=p)) for p in FAST_P_THRESHOLDS}
     return {
         "n_runs": Count("id"),
         "n_tasks": Count("task_id", distinct=True),
         "n_compiled": Count("id", filter=Q(compiled=True)),
         "n_correct": Count("id", filter=_RANKED),
         **fast,
-        "ln_speedup_sum": Sum(Ln("speedup"), filter=_TIMED),
+        "n_timed": Count("id", filter=_TIMED),
+        "ln_speedup_sum": Sum(Ln(Greatest("speedup", Value(FAILURE_SPEEDUP))), filter=_TIMED),
         "ln_speedup_avg": Avg(Ln("speedup"), filter=_TIMED),
-        "ln_roofline_avg": Avg(
-            Ln("roofline_fraction"), filter=_RANKED & Q(roofline_fraction__gt=0)
-        ),
-        "unseen_ok": Sum("unseen_correct", filter=Q(correct=True)),
-        "unseen_n": Sum("unseen_total", filter=Q(correct=True)),
+        "roofline_sum": Sum("roofline_fraction", filter=_RANKED),
+        "n_general": Count("id", filter=_RANKED & Q(unseen_correct=F("unseen_total"))),
         "n_overfit": Count("id", filter=Q(overfit=True)),
         "n_flagged": Count("id", filter=Q(flagged=True)),
         "tokens_sum": Sum("tokens"),
@@ -109,34 +146,31 @@ def _score_aggregates() -> dict[str, Any]:
     }
 
 
-def _fast_name(p: float) -> str:
-    return "fast_" + f"{p:g}".replace(".", "_")
+def _speedup_all(row: dict[str, Any]) -> float:
+    # Every run that is not correct and timed counts as the floor, FAILURE_SPEEDUP.
+    untimed = row["n_runs"] - row["n_timed"]
+    return math.exp(((row["ln_speedup_sum"] or 0.0) + untimed * _LN_FLOOR) / row["n_runs"])
 
 
 def _score_from_row(agent: str, row: dict[str, Any], repeats: list[dict[str, Any]]) -> AgentScore:
     runs = row["n_runs"]
-    per_repeat_fast_1 = [r["fast_1"] / r["n_runs"] for r in repeats]
-    per_repeat_speedup = [math.exp((r["ln_speedup_sum"] or 0.0) / r["n_runs"]) for r in repeats]
     return AgentScore(
         agent=agent,
         runs=runs,
         tasks_attempted=row["n_tasks"],
         compile_rate=row["n_compiled"] / runs,
         correctness_rate=row["n_correct"] / runs,
-        fast_p={p: row[_fast_name(p)] / runs for p in FAST_P_THRESHOLDS},
+        fast_p={p: row[fast_key(p)] / runs for p in FAST_P_THRESHOLDS},
         speedup_geomean_correct=_exp(row["ln_speedup_avg"]),
-        # A run that is not correct and timed counts as 1x: ln 1 = 0 adds nothing to the sum.
-        speedup_geomean_all=math.exp((row["ln_speedup_sum"] or 0.0) / runs),
-        roofline_geomean=_exp(row["ln_roofline_avg"]),
-        generalization_pass_rate=(
-            (row["unseen_ok"] or 0) / row["unseen_n"] if row["unseen_n"] else None
-        ),
+        speedup_geomean_all=_speedup_all(row),
+        roofline_mean=(row["roofline_sum"] or 0.0) / runs,
+        generalization_pass_rate=row["n_general"] / runs,
         overfit_count=row["n_overfit"],
         flagged=row["n_flagged"],
         tokens_per_run=(row["tokens_sum"] or 0) / runs,
         cost_per_run_usd=row["cost_avg"],
-        fast_1_repeats=mean_and_spread(per_repeat_fast_1),
-        speedup_geomean_all_repeats=mean_and_spread(per_repeat_speedup),
+        fast_1_repeats=mean_and_spread([r["fast_1"] / r["n_runs"] for r in repeats]),
+        speedup_geomean_all_repeats=mean_and_spread([_speedup_all(r) for r in repeats]),
         repeats=len(repeats),
     )
 
@@ -145,19 +179,19 @@ def _exp(value: float | None) -> float | None:
     return math.exp(value) if value is not None else None
 
 
-def _agent_scores(scores: QuerySet[RunScore], group: str) -> dict[Any, AgentScore]:
-    aggregates = _score_aggregates()
+def _graded(scores: QuerySet[RunScore]) -> QuerySet[RunScore]:
     # A grader error (the reference ran out of memory, say) is the grader's failure, not the
     # agent's: it counts in no rate, as an unfinished evaluation does; the matrix shows it ERR.
-    scores = scores.exclude(status=Evaluation.Status.ERROR)
+    return scores.exclude(status=Evaluation.Status.ERROR)
+
+
+def _agent_scores(scores: QuerySet[RunScore], group: str) -> dict[Any, AgentScore]:
+    aggregates = _score_aggregates()
+    scores = _graded(scores)
     rows = scores.values(group).annotate(**aggregates).order_by()
     repeat_rows = (
         scores.values(group, "repeat")
-        .annotate(
-            n_runs=aggregates["n_runs"],
-            fast_1=aggregates["fast_1"],
-            ln_speedup_sum=aggregates["ln_speedup_sum"],
-        )
+        .annotate(**{k: aggregates[k] for k in ("n_runs", "fast_1", "n_timed", "ln_speedup_sum")})
         .order_by()
     )
     repeats: dict[Any, list[dict[str, Any]]] = {}
@@ -170,41 +204,87 @@ def _agent_scores(scores: QuerySet[RunScore], group: str) -> dict[Any, AgentScor
 class RankingRow:
     agent: Agent
     score: AgentScore
+    gpu: str = ""
+    best_run_id: int | None = None  # the run a row's transcript and solution links open
+    best_run_has_transcript: bool = False
 
 
-def leaderboard_rows(*, filters: ScoreFilters, sort: str = "fast_1") -> list[RankingRow]:
-    """The ranking: one row per agent, sorted by `sort`, best first. Ties go to fast_1, then to
-    the higher correctness rate, then to the geometric-mean speedup with failures as 1x, and
-    only then to the name: an agent that fails everything never outranks one that is correct
-    at no speedup because its name sorts first."""
-    rows = leaderboard_cached(f"rows:{filters.key()}", lambda: _ranking(filters))
-    key = SORT_KEYS.get(sort, SORT_KEYS["fast_1"])
+def leaderboard_rows(*, filters: ScoreFilters, sort: str = DEFAULT_SORT) -> list[RankingRow]:
+    """The ranking of one board (board_filters): one row per agent, sorted by `sort`, best
+    first. Ties go to TIE_BREAKERS (fast_1, the correctness rate, the geometric-mean speedup),
+    then to the name: every one of them is a column of the board."""
+    rows = leaderboard_cached(f"rows:{filters.key()}", lambda: _ranking(board_filters(filters)))
+    key = SORT_KEYS.get(sort, SORT_KEYS[DEFAULT_SORT])
 
-    def order(row: RankingRow) -> tuple[float, float, float, float, str]:
+    def order(row: RankingRow) -> tuple:
         score = row.score
-        return (
-            -key(score),
-            -score.fast_p[1.0],
-            -score.correctness_rate,
-            -(score.speedup_geomean_all or 0.0),
-            row.agent.slug,
-        )
+        ties = tuple(-SORT_KEYS[name](score) for name in TIE_BREAKERS)
+        return (-key(score), *ties, row.agent.name.lower(), row.agent.slug)
 
     return sorted(rows, key=order)
 
 
 def _ranking(filters: ScoreFilters) -> list[RankingRow]:
-    by_agent = _agent_scores(public_scores(filters), "agent_id")
+    scores = board_scores(filters)
+    by_agent = _agent_scores(scores, "agent_id")
+    graded = _graded(scores)
+    runs: dict[int, list[tuple[str, bool, float | None]]] = {}
+    fields = ("agent_id", "task_id", "ranked", "correct", "speedup")
+    for agent_id, task_id, ranked, correct, speedup in graded.values_list(*fields).order_by():
+        runs.setdefault(agent_id, []).append((task_id, ranked and correct, speedup))
+    for agent_id, score in by_agent.items():
+        score.intervals = score_intervals(runs.get(agent_id, []))
+    flagged = graded.filter(flagged=True).values("agent_id", "flag_codes").annotate(n=Count("id"))
+    for row in flagged.order_by():
+        counts = by_agent[row["agent_id"]].flag_counts
+        for code in filter(None, row["flag_codes"].split(",")):
+            counts[code] = counts.get(code, 0) + row["n"]
+    best = _best_run_per(graded, ["agent_id"])
+    with_transcript = set(
+        Run.objects.filter(pk__in=best.values(), trajectory__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
     agents = Agent.objects.in_bulk(list(by_agent))
-    return [RankingRow(agent=agents[pk], score=score) for pk, score in by_agent.items()]
+    return [
+        RankingRow(
+            agent=agents[pk],
+            score=score,
+            gpu=filters.gpu,
+            best_run_id=best.get((pk,)),
+            best_run_has_transcript=best.get((pk,)) in with_transcript,
+        )
+        for pk, score in by_agent.items()
+    ]
 
 
-def leaderboard_filter_options() -> dict[str, list[str]]:
+def cpu_unranked_rows(*, filters: ScoreFilters) -> list[dict[str, Any]]:
+    """Per agent, its CPU gradings under the board's other filters: shown, never ranked."""
+
+    def build():
+        scores = public_scores(replace(filters, gpu=CPU))
+        rows = (
+            _graded(scores)
+            .values("agent__slug", "agent__name")
+            .annotate(
+                n_runs=Count("id"),
+                n_tasks=Count("task_id", distinct=True),
+                n_correct=Count("id", filter=Q(correct=True, flagged=False)),
+                n_flagged=Count("id", filter=Q(flagged=True)),
+            )
+            .order_by("agent__name", "agent__slug")
+        )
+        return list(rows)
+
+    return leaderboard_cached(f"cpu-rows:{replace(filters, gpu=CPU).key()}", build)
+
+
+def leaderboard_filter_options() -> dict[str, Any]:
     def build():
         scores = public_scores()
         return {
             "categories": list(Task.Category.values),
-            "gpus": sorted(scores.values_list("gpu", flat=True).distinct().order_by()),
+            "gpus": board_gpus(),
             "suite_versions": sorted(
                 scores.values_list("suite_version", flat=True).distinct().order_by()
             ),
@@ -214,7 +294,7 @@ def leaderboard_filter_options() -> dict[str, list[str]]:
 
 
 def agent_score_list(*, category: str = "") -> list[AgentScore]:
-    """One score per agent (named by slug), best fast_1 first."""
+    """One score per agent (named by slug) on the default board, best fast_1 first."""
     rows = leaderboard_rows(filters=ScoreFilters(category=category))
     return [_named(r.score, r.agent.slug) for r in rows]
 
@@ -234,7 +314,7 @@ def speedup_histogram(*, filters: ScoreFilters) -> list[dict[str, Any]]:
         # ln(x) / ln 2, not LOG(2, x): PostgreSQL has LOG(b, x) only for slow numerics.
         binned = Floor(Ln(F("speedup")) / (math.log(2) * SPEEDUP_BIN_LOG2))
         rows = (
-            public_scores(filters)
+            board_scores(filters)
             .filter(_TIMED)
             .annotate(bin=binned)
             .values("agent__slug", "bin")
@@ -256,9 +336,27 @@ def agent_get(*, slug: str) -> Agent | None:
     return Agent.objects.filter(slug=slug).first()
 
 
+def agent_boards(*, agent: Agent) -> list[dict[str, Any]]:
+    """The agent's row on every GPU board it has gradings on, with its place there: most graded
+    board first."""
+    boards = []
+    for gpu in board_gpus():
+        rows = leaderboard_rows(filters=ScoreFilters(gpu=gpu))
+        for place, row in enumerate(rows, 1):
+            if row.agent.pk == agent.pk:
+                boards.append({"gpu": gpu, "row": row, "place": place, "of": len(rows)})
+    return sorted(boards, key=lambda b: -b["row"].score.runs)
+
+
 def agent_scores_by_category(*, agent: Agent) -> dict[str, AgentScore]:
+    """Per category, the agent's scores on its most graded GPU (CPU gradings never count)."""
+
     def build():
-        return _agent_scores(public_scores().filter(agent=agent), "category")
+        boards = agent_boards(agent=agent)
+        if not boards:
+            return {}
+        scores = public_scores(ScoreFilters(gpu=boards[0]["gpu"])).filter(agent=agent)
+        return _agent_scores(scores, "category")
 
     return leaderboard_cached(f"agent-categories:{agent.pk}", build)
 
@@ -300,28 +398,118 @@ def _sample_sd(row: dict[str, Any]) -> float | None:
     return math.sqrt(max(row["sum_sq_speedup"] - n * mean * mean, 0.0) / (n - 1))
 
 
-def run_list_public(
-    *,
-    agent: str = "",
-    task: str = "",
-    category: str = "",
-    status: str = "",
-    gpu: str = "",
-) -> QuerySet[Run]:
+@dataclass(frozen=True)
+class RunFilters:
+    agent: str = ""
+    task: str = ""
+    category: str = ""
+    suite: str = ""
+    status: str = ""  # the run's status, or "passed" / "failed" / "flagged" / "error" verdicts
+    gpu: str = ""
+    flag: str = ""  # a flag code
+    transcript: str = ""  # "yes" or "no"
+
+    def query(self) -> dict[str, str]:
+        return {k: v for k, v in self.__dict__.items() if v}
+
+
+VERDICT_FILTERS = {
+    "passed": Q(ranked=True),
+    "failed": Q(status=Evaluation.Status.FAILED, flagged=False),
+    "flagged": Q(flagged=True),
+    "error": Q(status=Evaluation.Status.ERROR),
+    "unranked": Q(gpu=CPU),
+}
+
+
+def run_list_public(filters: RunFilters | None = None, **fields: str) -> QuerySet[Run]:
     """Public runs, newest first; `runs_attach_scores` adds their verdicts to a page of them."""
+    f = filters or RunFilters(**fields)
     runs = Run.objects.filter(hidden=False).select_related("agent", "task", "created_by")
-    if agent:
-        runs = runs.filter(agent__slug=agent)
-    if task:
-        runs = runs.filter(task__slug=task)
-    if category:
-        runs = runs.filter(task__category=category)
-    if status:
-        runs = runs.filter(status=status)
-    if gpu:
+    if f.agent:
+        runs = runs.filter(agent__slug=f.agent)
+    if f.task:
+        runs = runs.filter(task__slug=f.task)
+    if f.category:
+        runs = runs.filter(task__category=f.category)
+    if f.suite:
+        runs = runs.filter(task__suite=f.suite)
+    if f.status in VERDICT_FILTERS:
         # A semi-join: a JOIN with DISTINCT would sort every public run before paging.
-        runs = runs.filter(pk__in=RunScore.objects.filter(gpu=gpu).values("run_id"))
+        runs = runs.filter(
+            pk__in=RunScore.objects.filter(VERDICT_FILTERS[f.status]).values("run_id")
+        )
+    elif f.status:
+        runs = runs.filter(status=f.status)
+    if f.gpu:
+        runs = runs.filter(pk__in=RunScore.objects.filter(gpu=f.gpu).values("run_id"))
+    if f.flag:
+        code = f.flag.replace(",", "_")
+        flagged = RunScore.objects.filter(flag_codes__contains=f",{code},")
+        runs = runs.filter(pk__in=flagged.values("run_id"))
+    if f.transcript in ("yes", "no"):
+        runs = runs.filter(trajectory__isnull=f.transcript == "no")
     return runs.order_by("-pk")
+
+
+def run_filter_options() -> dict[str, list[str]]:
+    """Choices of the run list's filters, from what the public runs hold."""
+
+    def build():
+        scores = public_scores()
+        return {
+            "agents": list(Agent.objects.order_by("slug").values_list("slug", flat=True)),
+            "suites": sorted(Task.objects.values_list("suite", flat=True).distinct().order_by()),
+            "gpus": sorted(scores.values_list("gpu", flat=True).distinct().order_by()),
+            "statuses": [*Run.Status.values, *VERDICT_FILTERS],
+        }
+
+    return leaderboard_cached("run-options", build)
+
+
+def agent_list_public() -> list[dict[str, Any]]:
+    """Every agent with public runs: its runs, tasks, GPUs graded on and flagged share."""
+
+    def build():
+        runs = (
+            Run.objects.filter(hidden=False)
+            .values("agent_id")
+            .annotate(
+                n_runs=Count("id"),
+                n_tasks=Count("task_id", distinct=True),
+                n_transcripts=Count("id", filter=Q(trajectory__isnull=False)),
+                last_run=Max("created_at"),
+            )
+            .order_by()
+        )
+        by_agent = {r["agent_id"]: r for r in runs}
+        gpus: dict[int, dict[str, int]] = {}
+        flagged: dict[int, int] = {}
+        graded: dict[int, int] = {}
+        score_rows = (
+            _graded(public_scores())
+            .values("agent_id", "gpu")
+            .annotate(n=Count("id"), n_flagged=Count("id", filter=Q(flagged=True)))
+            .order_by()
+        )
+        for r in score_rows:
+            gpus.setdefault(r["agent_id"], {})[r["gpu"]] = r["n"]
+            flagged[r["agent_id"]] = flagged.get(r["agent_id"], 0) + r["n_flagged"]
+            graded[r["agent_id"]] = graded.get(r["agent_id"], 0) + r["n"]
+        agents = Agent.objects.in_bulk(list(by_agent))
+        rows = [
+            {
+                "agent": agents[pk],
+                **by_agent[pk],
+                "gpus": sorted(gpus.get(pk, {}).items(), key=lambda kv: (-kv[1], kv[0])),
+                "n_graded": graded.get(pk, 0),
+                "n_flagged": flagged.get(pk, 0),
+            }
+            for pk in by_agent
+        ]
+        return sorted(rows, key=lambda r: (r["agent"].name.lower(), r["agent"].slug))
+
+    return leaderboard_cached("agents", build)
 
 
 SCORE_ATTRIBUTES = ("status", "ranked", "flagged", "speedup", "roofline_fraction", "gpu", "reward")
@@ -382,14 +570,15 @@ def submission_list_pending(*, limit: int = 20) -> QuerySet[Submission]:
     )
 
 
-def score_list_recent(*, limit: int = 15) -> QuerySet[RunScore]:
-    return (
-        public_scores().select_related("agent", "task", "run__created_by").order_by("-pk")[:limit]
-    )
+def score_list_recent(*, filters: ScoreFilters, limit: int = 15) -> QuerySet[RunScore]:
+    """The board's latest gradings (its GPU's), newest first."""
+    scores = board_scores(filters).select_related("agent", "task", "run__created_by")
+    return scores.order_by("-pk")[:limit]
 
 
 def task_runs(*, task: Task, limit: int = 300) -> list[RunScore]:
-    return list(public_scores().filter(task=task).select_related("agent").order_by("-pk")[:limit])
+    scores = public_scores().filter(task=task).select_related("agent", "run")
+    return list(scores.order_by("-pk")[:limit])
 
 
 def matrix_cells(*, filters: ScoreFilters) -> dict[str, Any]:
@@ -398,7 +587,7 @@ def matrix_cells(*, filters: ScoreFilters) -> dict[str, Any]:
 
 
 def _matrix(filters: ScoreFilters) -> dict[str, Any]:
-    scores = public_scores(filters)
+    scores = board_scores(filters)
     rows = (
         scores.values("agent_id", "task_id")
         .annotate(
@@ -411,39 +600,43 @@ def _matrix(filters: ScoreFilters) -> dict[str, Any]:
         )
         .order_by()
     )
-    best_runs = _best_run_per_pair(scores)
+    best_runs = _best_run_per(scores, ["agent_id", "task_id"])
     agents = Agent.objects.in_bulk({r["agent_id"] for r in rows})
     tasks = Task.objects.in_bulk({r["task_id"] for r in rows})
-    cells = {
-        (r["agent_id"], r["task_id"]): {
+    with_transcript = set(
+        Run.objects.filter(pk__in=best_runs.values(), trajectory__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
+    cells = {}
+    for r in rows:
+        run_id = best_runs[(r["agent_id"], r["task_id"])]
+        cells[(r["agent_id"], r["task_id"])] = {
             **r,
             "verdict": _verdict(r),
-            "run_id": best_runs[(r["agent_id"], r["task_id"])],
+            "run_id": run_id,
+            "has_transcript": run_id in with_transcript,
         }
-        for r in rows
-    }
     agent_list = sorted(agents.values(), key=lambda a: a.slug)
     task_list = sorted(tasks.values(), key=lambda t: (t.category, t.slug))
     grid = [{"agent": a, "cells": [cells.get((a.pk, t.pk)) for t in task_list]} for a in agent_list]
     return {"tasks": task_list, "grid": grid}
 
 
-def _best_run_per_pair(scores: QuerySet[RunScore]) -> dict[tuple[int, int], int]:
-    """The run a matrix cell opens: ranked before not, then by roofline, speedup, newest."""
+def _best_run_per(scores: QuerySet[RunScore], keys: list[str]) -> dict[tuple, int]:
+    """Per group of `keys`, the run to open: ranked before not, then by roofline (comparable
+    across tasks), speedup, newest."""
     order = [
         F("ranked").desc(),
         F("roofline_fraction").desc(nulls_last=True),
         F("speedup").desc(nulls_last=True),
         F("run_id").desc(),
     ]
-    # One pass with a window function rather than a correlated subquery per cell.
+    # One pass with a window function rather than a correlated subquery per group.
     first = scores.annotate(
-        position=Window(RowNumber(), partition_by=[F("agent_id"), F("task_id")], order_by=order)
+        position=Window(RowNumber(), partition_by=[F(k) for k in keys], order_by=order)
     ).filter(position=1)
-    return {
-        (r["agent_id"], r["task_id"]): r["run_id"]
-        for r in first.values("agent_id", "task_id", "run_id")
-    }
+    return {tuple(r[k] for k in keys): r["run_id"] for r in first.values(*keys, "run_id")}
 
 
 def _verdict(row: dict[str, Any]) -> str:

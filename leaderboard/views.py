@@ -1,24 +1,52 @@
+from dataclasses import fields
 from typing import Any
+from urllib.parse import urlencode
 
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from arena.models import Run
 from config.page_cache import public_page
 from leaderboard import figures
+from leaderboard.compare import (
+    align_gates,
+    align_shapes,
+    latest_submission,
+    solution_diff,
+    unseen_set_aside,
+)
+from leaderboard.figure_data import task_speedup_points
+from leaderboard.scores import (
+    BOOTSTRAP_LEVEL,
+    BOOTSTRAP_RESAMPLES,
+    FAILURE_SPEEDUP,
+    FAST_P_THRESHOLDS,
+    PRELIMINARY_BELOW_TASKS,
+)
 from leaderboard.selectors import (
+    DEFAULT_SORT,
     SORT_KEYS,
+    TIE_BREAKERS,
+    RunFilters,
     ScoreFilters,
+    agent_boards,
     agent_get,
+    agent_list_public,
     agent_scores_by_category,
     agent_task_rows,
+    board_filters,
+    board_scores,
+    cpu_unranked_rows,
     leaderboard_cached,
     leaderboard_filter_options,
     leaderboard_rows,
     matrix_cells,
+    run_filter_options,
     run_get_public,
     run_list_public,
     run_status,
@@ -33,9 +61,27 @@ from tasks.selectors import task_folder, task_get_active, task_shape_rows
 from transcripts.render.highlight import python_to_html
 
 RUN_PAGE_LIMIT = 100
+RUN_LIST_PAGE_SIZE = 50
+# The column each sort key orders by, as the board names it.
+SORT_LABELS = {
+    "fast_1": "fast₁",
+    "fast_0": "fast₀",
+    "fast_1_5": "fast₁.₅",
+    "fast_2": "fast₂",
+    "speedup": "Speedup",
+    "roofline": "Roofline",
+    "correct": "Correct",
+    "compile": "Compiles",
+    "generalization": "Generalizes",
+    "tasks": "Tasks",
+    "runs": "Runs",
+    "cost": "Cost/run",
+    "tokens": "Tokens",
+}
 
 
 def _filters(request) -> ScoreFilters:
+    """The board asked for; board_filters turns an unknown or missing GPU into the default."""
     # Unknown values simply match nothing; they are never interpolated into SQL or HTML raw.
     return ScoreFilters(
         category=request.GET.get("category", "")[:20],
@@ -47,8 +93,8 @@ def _filters(request) -> ScoreFilters:
 @public_page
 def index(request):
     filters = _filters(request)
-    sort = request.GET.get("sort", "fast_1")
-    sort = sort if sort in SORT_KEYS else "fast_1"
+    sort = request.GET.get("sort", DEFAULT_SORT)
+    sort = sort if sort in SORT_KEYS else DEFAULT_SORT
     # The ranking, figures and latest runs change only with the generation: rendered once per
     # generation, filters and sort, then served as HTML. The queue is live.
     board = leaderboard_cached(
@@ -58,22 +104,29 @@ def index(request):
     return render(request, "leaderboard/index.html", context)
 
 
-def _board_html(request, filters: ScoreFilters, sort: str) -> str:
+def _board_html(request, asked: ScoreFilters, sort: str) -> str:
+    filters = board_filters(asked)
     rows = leaderboard_rows(filters=filters, sort=sort)
     named = [(r.agent.slug, r.score) for r in rows]
     bins = speedup_histogram(filters=filters)
+    points = task_speedup_points(scores=board_scores(filters))
     context = {
         "rows": rows,
         "filters": filters,
         "sort": sort,
+        "sort_label": SORT_LABELS[sort],
+        "tie_labels": [SORT_LABELS[k] for k in TIE_BREAKERS if k != sort],
         "options": leaderboard_filter_options(),
+        "preliminary_below": PRELIMINARY_BELOW_TASKS,
+        "cpu_rows": cpu_unranked_rows(filters=filters),
         "figures": {
-            "speedup": figures.speedup_distribution(bins),
+            "speedup": figures.task_speedup_strip(points),
+            "histogram": figures.speedup_distribution(bins),
             "fast_p": figures.fast_p_curve(named, bins),
             "generalization": figures.seen_vs_unseen(named),
             "cost": figures.cost_vs_score(named),
         },
-        "recent": score_list_recent(),
+        "recent": score_list_recent(filters=filters),
     }
     return render_to_string("leaderboard/_board.html", context, request=request)
 
@@ -83,15 +136,67 @@ def agent_detail(request, slug: str):
     agent = agent_get(slug=slug)
     if agent is None:
         raise Http404("no such agent")
-    rows = [r for r in leaderboard_rows(filters=ScoreFilters()) if r.agent.pk == agent.pk]
+    boards = agent_boards(agent=agent)
     context = {
         "agent": agent,
-        "score": rows[0].score if rows else None,
+        "boards": boards,
+        "score": boards[0]["row"].score if boards else None,
         "by_category": sorted(agent_scores_by_category(agent=agent).items()),
         "tasks": agent_task_rows(agent=agent),
-        "runs": runs_attach_scores(list(run_list_public(agent=agent.slug)[:RUN_PAGE_LIMIT])),
+        "runs": runs_attach_scores(
+            list(run_list_public(RunFilters(agent=agent.slug))[:RUN_PAGE_LIMIT])
+        ),
+        "run_list_query": urlencode({"agent": agent.slug}),
     }
     return render(request, "leaderboard/agent_detail.html", context)
+
+
+@public_page
+def agent_list(request):
+    """/agents/: every agent with public runs."""
+    return render(request, "leaderboard/agent_list.html", {"agents": agent_list_public()})
+
+
+def run_list(request):
+    """/runs/: public runs, newest first, filtered and paged."""
+    values = {f.name: request.GET.get(f.name, "")[:100].strip() for f in fields(RunFilters)}
+    filters = RunFilters(**values)
+    paginator = Paginator(run_list_public(filters), RUN_LIST_PAGE_SIZE, allow_empty_first_page=True)
+    page = paginator.get_page(request.GET.get("page"))
+    page.object_list = runs_attach_scores(list(page.object_list))
+    context = {
+        "page": page,
+        "runs": page.object_list,
+        "filters": filters,
+        "options": run_filter_options(),
+        "query": urlencode(filters.query()),
+    }
+    return render(request, "leaderboard/run_list.html", context)
+
+
+def favicon(request):
+    """/favicon.ico, which browsers ask for on their own: the site's icon."""
+    return redirect(static("favicon.svg"), permanent=True)
+
+
+def transcript_list(request):
+    """/transcripts/: the runs that have one."""
+    return redirect(reverse("leaderboard:run-list") + "?transcript=yes")
+
+
+@public_page
+def scoring(request):
+    """/scoring/: how every number of the board is taken."""
+    context = {
+        "failure_speedup": FAILURE_SPEEDUP,
+        "preliminary_below": PRELIMINARY_BELOW_TASKS,
+        "resamples": BOOTSTRAP_RESAMPLES,
+        "level": int(BOOTSTRAP_LEVEL * 100),
+        "fast_p": FAST_P_THRESHOLDS,
+        "tie_labels": [SORT_LABELS[k] for k in TIE_BREAKERS],
+        "default_sort": SORT_LABELS[DEFAULT_SORT],
+    }
+    return render(request, "leaderboard/scoring.html", context)
 
 
 @public_page
@@ -101,7 +206,7 @@ def matrix(request):
     def build() -> str:
         context = {
             "matrix": matrix_cells(filters=filters),
-            "filters": filters,
+            "filters": board_filters(filters),
             "options": leaderboard_filter_options(),
         }
         return render_to_string("leaderboard/matrix.html", context, request=request)
@@ -131,22 +236,87 @@ def run_status_json(request, run_id: int):
 
 
 def compare(request):
-    ids = {}
-    for field in ("a", "b"):
-        raw = request.GET.get(field, "").strip()
-        if not raw.isdigit() or len(raw) > 18:
-            problem = f"{field}: give a run id (a positive whole number), got {raw[:40]!r}"
-            return HttpResponseBadRequest(_message_page(request, problem))
-        ids[field] = int(raw)
-    runs = []
-    for field, run_id in ids.items():
+    """/compare/?a=<run>&b=<run>: each run's latest evaluation, or the one ?ea= / ?eb= names."""
+    try:
+        ids = {side: _id_param(request, side, "a run id") for side in ("a", "b")}
+        chosen = {side: _id_param(request, f"e{side}", "an evaluation id") for side in ("a", "b")}
+    except ValueError as exc:
+        return HttpResponseBadRequest(_message_page(request, str(exc)))
+    sides = []
+    for side, run_id in ids.items():
         run = run_get_public(run_id=run_id)
         if run is None:
-            raise Http404(f"{field}: no run #{run_id}")
-        runs.append(
-            {"run": run, "submissions": [_submission_view(s) for s in run.submissions.all()]}
+            raise Http404(f"{side}: no run #{run_id}")
+        sides.append(_compare_side(side, run, chosen[side]))
+    return render(request, "leaderboard/compare.html", _compare_context(*sides))
+
+
+def _id_param(request, field: str, what: str) -> int | None:
+    """A positive id from the query string; the run ids are required, evaluation ids are not."""
+    raw = request.GET.get(field, "").strip()
+    if not raw and field.startswith("e"):
+        return None
+    if not raw.isdigit() or len(raw) > 18:
+        raise ValueError(f"{field}: give {what} (a positive whole number), got {raw[:40]!r}")
+    return int(raw)
+
+
+def _compare_side(field: str, run: Run, evaluation_id: int | None) -> dict[str, Any]:
+    submissions = list(run.submissions.all())
+    latest = latest_submission(submissions)
+    picked = latest
+    if evaluation_id is not None:
+        picked = next((s for s in submissions if s.evaluation_id == evaluation_id), None)
+        if picked is None:
+            raise Http404(f"e{field}: run #{run.pk} has no evaluation #{evaluation_id}")
+    view = _submission_view(picked) if picked else None
+    return {
+        "letter": field.upper(),
+        "field": field,
+        "run": run,
+        "transcript_url": transcript_url(run),
+        "item": view,
+        "evaluation": view["evaluation"] if view else None,
+        "is_latest": picked is latest,
+        "others": [s.evaluation for s in submissions if s is not picked],  # newest first
+        "submission_count": len(submissions),
+        "set_aside": unseen_set_aside(view["gates"] if view else {}),
+    }
+
+
+def _compare_context(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    a_eval, b_eval = a["evaluation"], b["evaluation"]
+    diff = None
+    if a_eval is not None and b_eval is not None:
+        diff = solution_diff(
+            a_eval.solution_code,
+            b_eval.solution_code,
+            a_label=f"A: run #{a['run'].pk} / {a_eval.solution_name}",
+            b_label=f"B: run #{b['run'].pk} / {b_eval.solution_name}",
         )
-    return render(request, "leaderboard/compare.html", {"runs": runs})
+    for side in (a, b):
+        side["switch"] = [(e, _compare_url(a, b, side, e)) for e in side["others"]]
+    return {
+        "runs": [a, b],
+        "same_task": a["run"].task_id == b["run"].task_id,
+        "gates": align_gates(
+            a["item"]["gates"] if a["item"] else {}, b["item"]["gates"] if b["item"] else {}
+        ),
+        "shapes": align_shapes(
+            a_eval.shapes.all() if a_eval else [], b_eval.shapes.all() if b_eval else []
+        ),
+        "diff": diff,
+    }
+
+
+def _compare_url(a: dict[str, Any], b: dict[str, Any], side: dict[str, Any], evaluation) -> str:
+    """This comparison with `side` showing `evaluation`, the other side's choice kept."""
+    query = {"a": a["run"].pk, "b": b["run"].pk}
+    for kept in (a, b):
+        if not kept["is_latest"]:
+            query[f"e{kept['field']}"] = kept["evaluation"].pk
+    query[f"e{side['field']}"] = evaluation.pk
+    return f"{reverse('leaderboard:compare')}?{urlencode(query)}"
 
 
 def _message_page(request, message: str) -> str:

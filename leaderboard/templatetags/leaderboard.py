@@ -27,9 +27,26 @@ def get(mapping, key):
     return mapping.get(key) if hasattr(mapping, "get") else None
 
 
+@register.filter
+def gpu_short(name):
+    """A GPU's name without its maker's prefix, for narrow cells (the full name as a title)."""
+    text = str(name or "")
+    for prefix in ("NVIDIA ", "AMD "):
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return text
+
+
+@register.filter
+def dictsort_items(mapping):
+    """A dict's items, largest value first, then by key."""
+    return sorted(mapping.items(), key=lambda kv: (-kv[1], kv[0])) if mapping else []
+
+
 @register.simple_tag
-def sort_link(key, label, current, filters):
-    """A column header that re-sorts the ranking server-side, keeping the filters."""
+def sort_link(key, label, current, filters, tip=""):
+    """A column header that re-sorts the ranking server-side, keeping the filters; `tip` is
+    the header's tooltip."""
     query = {
         "category": filters.category,
         "gpu": filters.gpu,
@@ -38,6 +55,5 @@ def sort_link(key, label, current, filters):
     }
     href = "?" + urlencode({k: v for k, v in query.items() if v})
     marker = " ▼" if key == current else ""
-    return format_html(
-        '<a href="{}" class="sort" data-sort="{}">{}{}</a>', href, key, label, marker
-    )
+    link = '<a href="{}" class="sort" data-sort="{}" title="{}">{}{}</a>'
+    return format_html(link, href, key, tip, label, marker)

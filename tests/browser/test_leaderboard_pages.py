@@ -60,7 +60,7 @@ def test_filters_narrow_the_ranking(page, live_server, board):
     assert rows.count() == 2
     # Slow Agent's only hard run is flagged: attempted, but not correct.
     slow = rows.filter(has_text="Slow Agent")
-    assert slow.locator("td").nth(4).inner_text() == "0%"
+    assert slow.locator("td").nth(5).inner_text() == "0%"  # Correct
     page.select_option("select[name=gpu]", "NVIDIA H200")
     page.select_option("select[name=category]", "cuda2cuda")
     page.click("form.filters button")
@@ -73,18 +73,18 @@ def test_empty_leaderboard_has_no_js_errors(page, live_server, db):
     cache.clear()
     page.goto(live_server.url + "/")
     page.wait_for_load_state("load")
-    assert "No graded runs match yet." in page.content()
+    assert "No runs graded on a GPU yet" in page.content()
     assert page.locator("svg.main-svg").count() == 0
     assert page.js_errors == []
 
 
 def test_run_matrix_and_compare_pages_open(page, live_server, board):
     page.goto(live_server.url + "/matrix/")
-    texts = page.locator("#matrix td.cell a").all_inner_texts()
+    texts = page.locator("#matrix td.cell > a:first-child").all_inner_texts()
     assert len(texts) == 4
     assert "FAIL" in texts and "FLAGGED" in texts and sum(t.endswith("%") for t in texts) == 2
     assert page.locator("#matrix td.cell-flagged").count() == 1
-    page.locator("#matrix td.cell-fail a").click()
+    page.locator("#matrix td.cell-fail > a:first-child").click()
     page.wait_for_url(f"**/runs/{board['slow_t1'].pk}/")
     assert "values differ" in page.content()
     assert page.locator(".highlight").count() == 1

@@ -6,10 +6,14 @@ import pytest
 
 from evaluator.engine.scoring import geomean
 from leaderboard.scores import (
+    FAILURE_SPEEDUP,
     RunRecord,
     agent_score,
+    bootstrap_interval,
     fast_p,
     mean_and_spread,
+    score_intervals,
+    speedup_geomean_all,
     split_by_repeat,
 )
 
@@ -28,6 +32,7 @@ def run(
     tokens=0,
     cost=None,
     repeat=1,
+    flag_codes=(),
 ):
     return RunRecord(
         agent="a",
@@ -45,6 +50,7 @@ def run(
         tokens=tokens,
         cost_usd=cost,
         repeat=repeat,
+        flag_codes=flag_codes,
     )
 
 
@@ -54,7 +60,16 @@ RECORDS = [
     run("t3", compiled=False, correct=False, tokens=2000),
     run("t4", correct=False, unseen=(0, 0), tokens=2000, cost=1.0),
     # Correct but flagged (say, tampering): attempted, compiled, never correct or fast.
-    run("t5", ranked=False, speedup=10.0, roofline=0.9, flagged=True, tokens=2000, cost=2.0),
+    run(
+        "t5",
+        ranked=False,
+        speedup=10.0,
+        roofline=0.9,
+        flagged=True,
+        tokens=2000,
+        cost=2.0,
+        flag_codes=("tampering", "timing"),
+    ),
 ]
 
 
@@ -72,12 +87,15 @@ def test_agent_score_by_hand():
     assert score.compile_rate == pytest.approx(4 / 5)
     assert score.correctness_rate == pytest.approx(2 / 5)
     assert score.speedup_geomean_correct == pytest.approx(math.sqrt(2.0 * 0.5))
-    # Failures and the flagged run count as 1x: (2 * 0.5 * 1 * 1 * 1) ** (1/5) = 1.
-    assert score.speedup_geomean_all == pytest.approx(1.0)
-    assert score.roofline_geomean == pytest.approx(math.sqrt(0.5 * 0.2))
-    # Correct on seen shapes: t1 (5 of 5 unseen), t2 (3 of 5), t5 has no unseen shapes.
-    assert score.generalization_pass_rate == pytest.approx(8 / 10)
-    assert score.flagged == 1
+    # Failures and the flagged run count as the 0.01x floor: (2 * 0.5 * 0.01 ** 3) ** (1/5).
+    assert score.speedup_geomean_all == pytest.approx(10**-1.2)
+    # Over the five runs, the three that are not ranked counting 0.
+    assert score.roofline_mean == pytest.approx((0.5 + 0.2) / 5)
+    # Ranked and correct on every unseen shape: t1 only (t2 is 3 of 5; t5 is flagged).
+    assert score.generalization_pass_rate == pytest.approx(1 / 5)
+    assert score.flagged == 1 and score.flagged_share == pytest.approx(1 / 5)
+    assert score.flag_counts == {"tampering": 1, "timing": 1}
+    assert score.preliminary
     assert score.per_task_speedups == {"t1": [2.0], "t2": [0.5]}
     # 10,000 tokens over 5 runs; cost known for 4 runs: (0.5 + 1.5 + 1 + 2) / 4.
     assert score.tokens_per_run == pytest.approx(2000)
@@ -96,8 +114,8 @@ def test_mean_and_spread_over_repeats_by_hand():
     # fast_1 per repeat: 1/2 and 0/2 -> mean 0.25, sample sd sqrt(2 * 0.25^2) = 0.3536.
     assert score.repeats == 2
     assert score.fast_1_repeats == pytest.approx((0.25, math.sqrt(0.125)))
-    # geomean over all: repeat 1 sqrt(4 * 1) = 2, repeat 2 sqrt(1 * 0.25) = 0.5.
-    assert score.speedup_geomean_all_repeats == pytest.approx((1.25, math.sqrt(2 * 0.75**2)))
+    # geomean over all: repeat 1 sqrt(4 * 0.01) = 0.2, repeat 2 sqrt(1 * 0.25) = 0.5.
+    assert score.speedup_geomean_all_repeats == pytest.approx((0.35, math.sqrt(2 * 0.15**2)))
 
 
 def test_overfit_runs_are_counted():
@@ -118,3 +136,77 @@ def test_mean_and_spread():
     assert mean_and_spread([1.0, 2.0, 3.0]) == pytest.approx((2.0, 1.0))
     assert mean_and_spread([1.5]) == (1.5, 0.0)
     assert mean_and_spread([]) is None
+
+
+def test_no_failure_scores_above_a_correct_run():
+    """The issue's case: an agent that fails everything against one correct at 0.19x."""
+    broken = [run(f"t{i}", compiled=False, correct=False, ranked=False) for i in range(5)]
+    starter = [run(f"t{i}", speedup=0.19, roofline=0.05, unseen=(2, 2)) for i in range(5)]
+    a, b = agent_score("broken", broken), agent_score("starter", starter)
+    assert a.speedup_geomean_all == pytest.approx(FAILURE_SPEEDUP)
+    assert b.speedup_geomean_all == pytest.approx(0.19)
+    for field in ("speedup_geomean_all", "roofline_mean", "generalization_pass_rate"):
+        assert getattr(a, field) < getattr(b, field), field
+    assert a.correctness_rate < b.correctness_rate and a.fast_p[0.0] < b.fast_p[0.0]
+
+
+@pytest.mark.parametrize("speedup", [5.0, 1.0, 0.3, 0.001])
+def test_turning_a_correct_run_into_a_failure_never_raises_an_aggregate(speedup):
+    base = [run("t1", speedup=2.0, roofline=0.4), run("t2", speedup=0.5, roofline=0.1)]
+    good = agent_score("a", [*base, run("t3", speedup=speedup, roofline=0.2)])
+    bad = agent_score("a", [*base, run("t3", correct=False, ranked=False)])
+    assert bad.speedup_geomean_all <= good.speedup_geomean_all
+    assert bad.roofline_mean <= good.roofline_mean
+    assert bad.generalization_pass_rate <= good.generalization_pass_rate
+    assert all(bad.fast_p[p] <= good.fast_p[p] for p in good.fast_p)
+
+
+def test_a_correct_run_slower_than_the_floor_counts_as_the_floor():
+    assert speedup_geomean_all([run("t1", speedup=0.001)]) == pytest.approx(FAILURE_SPEEDUP)
+    assert speedup_geomean_all([]) is None
+
+
+# Bootstrap intervals against distributions worked out by hand. With tasks as the unit, a
+# resample of n tasks from values v is the mean of n draws with replacement; its 95% interval
+# is the 2.5th and 97.5th percentiles of that distribution.
+
+
+def test_interval_of_two_tasks_zero_and_one():
+    # Two draws from {0, 1}: mean 0 (p 1/4), 1/2 (p 1/2), 1 (p 1/4): 2.5% -> 0, 97.5% -> 1.
+    assert bootstrap_interval([[0.0], [1.0]]) == pytest.approx((0.0, 1.0))
+
+
+def test_interval_of_one_success_in_four_tasks():
+    # k successes in 4 draws at p = 1/4: P(k <= 2) = 0.949 < 0.975 <= P(k <= 3) = 0.996, and
+    # P(k = 0) = 0.316 > 0.025: the interval is [0, 3/4].
+    assert bootstrap_interval([[0.0], [0.0], [0.0], [1.0]]) == pytest.approx((0.0, 0.75))
+
+
+def test_interval_resamples_the_repeats_within_a_task():
+    # One task, two repeats 0 and 1: the task is always drawn, its two runs are resampled:
+    # mean 0, 1/2 or 1 as above. Tasks alone would give the degenerate [1/2, 1/2].
+    assert bootstrap_interval([[0.0, 1.0]]) == pytest.approx((0.0, 1.0))
+
+
+def test_interval_of_identical_tasks_is_a_point_and_of_nothing_is_none():
+    assert bootstrap_interval([[2.0], [2.0], [2.0, 2.0]]) == pytest.approx((2.0, 2.0))
+    assert bootstrap_interval([]) is None and bootstrap_interval([[]]) is None
+
+
+def test_interval_of_many_tasks_matches_the_normal_approximation():
+    # 100 tasks, 30 of them fast: the share's sd is sqrt(0.3 * 0.7 / 100) = 0.0458, so the
+    # interval is about 0.3 -+ 1.96 * 0.0458 = [0.21, 0.39].
+    low, high = bootstrap_interval([[1.0]] * 30 + [[0.0]] * 70)
+    assert low == pytest.approx(0.21, abs=0.02) and high == pytest.approx(0.39, abs=0.02)
+
+
+def test_score_intervals_name_fast_p_and_the_speedup():
+    runs = [("t1", True, 2.0), ("t2", False, None)]
+    intervals = score_intervals(runs)
+    assert intervals["fast_1"] == pytest.approx((0.0, 1.0))
+    assert intervals["fast_2"] == pytest.approx((0.0, 0.0))  # 2.0 is not faster than 2x
+    # The speedup's interval is on the geometric mean: ln 2 and ln 0.01 as above, e^mean.
+    assert intervals["speedup"] == pytest.approx((FAILURE_SPEEDUP, 2.0))
+    assert agent_score("a", [run("t1", speedup=2.0)]).intervals["speedup"] == pytest.approx(
+        (2.0, 2.0)
+    )

@@ -10,8 +10,10 @@ from arena.models import RunScore
 from arena.run_scores import leaderboard_invalidate, leaderboard_rebuild, leaderboard_record
 from leaderboard.selectors import (
     ScoreFilters,
+    agent_boards,
     agent_score_list,
     agent_task_rows,
+    cpu_unranked_rows,
     leaderboard_filter_options,
     leaderboard_rows,
     matrix_cells,
@@ -20,6 +22,8 @@ from leaderboard.selectors import (
     speedup_histogram,
 )
 from tests.leaderboard.factories import H200, make_agent, make_run, make_task
+
+H100 = "NVIDIA H100 80GB HBM3"
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +35,8 @@ def _fresh_cache():
 
 @pytest.fixture
 def board():
-    """The five runs of test_scores.RECORDS, on five tasks, plus a second agent."""
+    """The five runs of test_scores.RECORDS, on five tasks, plus a second agent with a run on
+    the same GPU (the default board, with most gradings) and one on another GPU."""
     alpha, beta = make_agent("alpha"), make_agent("beta")
     tasks = [make_task(f"t{i}") for i in range(1, 5)] + [make_task("t5", category="hard")]
     make_run(alpha, tasks[0], speedup=2.0, unseen=(5, 5), tokens=1000, cost_usd=0.5)
@@ -39,7 +44,8 @@ def board():
     make_run(alpha, tasks[2], outcome="no_compile", tokens=2000)
     make_run(alpha, tasks[3], outcome="incorrect", tokens=2000, cost_usd=1.0)
     make_run(alpha, tasks[4], speedup=10.0, flags=("tampering",), tokens=2000, cost_usd=2.0)
-    make_run(beta, tasks[0], speedup=3.0, gpu="NVIDIA H100 80GB HBM3")
+    make_run(beta, tasks[0], speedup=3.0)
+    make_run(beta, tasks[1], speedup=1.2, gpu=H100)
     return {"alpha": alpha, "beta": beta, "tasks": tasks}
 
 
@@ -63,16 +69,20 @@ def test_sql_scores_match_the_hand_computed_example(board):
     assert a.correctness_rate == pytest.approx(2 / 5)
     assert a.fast_p == pytest.approx({0.0: 0.4, 1.0: 0.2, 1.5: 0.2, 2.0: 0.0})
     assert a.speedup_geomean_correct == pytest.approx(1.0)
-    assert a.speedup_geomean_all == pytest.approx(1.0)
-    # Roofline: the factory's fraction is achieved GB/s over 4800; 2x and 0.5x of a 1 ms eager.
+    # 2x, 0.5x and three failures at the 0.01x floor: (2 * 0.5 * 0.01 ** 3) ** (1 / 5).
+    assert a.speedup_geomean_all == pytest.approx(10**-1.2)
+    # Roofline: the factory's fraction is achieved GB/s over 4800; 2x and 0.5x of a 1 ms eager,
+    # the three other runs counting 0.
     gbps = [8 * (1 << 20) / (ms / 1e3) / 1e9 / 4800 for ms in (0.5, 2.0)]
-    assert a.roofline_geomean == pytest.approx(math.sqrt(gbps[0] * gbps[1]))
-    assert a.generalization_pass_rate == pytest.approx(8 / 10)
+    assert a.roofline_mean == pytest.approx(sum(gbps) / 5)
+    assert a.generalization_pass_rate == pytest.approx(1 / 5)  # t1: 5 of 5 unseen; t2: 3 of 5
     assert a.flagged == 1 and a.overfit_count == 0
     assert a.tokens_per_run == pytest.approx(2000)
     assert a.cost_per_run_usd == pytest.approx(1.25)
     assert a.fast_1_repeats == pytest.approx((0.2, 0.0))
-    assert rows["beta"].fast_p[1.0] == 1.0
+    assert a.flag_counts == {"tampering": 1} and a.flagged_share == pytest.approx(1 / 5)
+    assert a.preliminary  # 5 tasks, under PRELIMINARY_BELOW_TASKS
+    assert rows["beta"].fast_p[1.0] == 1.0 and rows["beta"].runs == 1  # its H100 run is apart
 
 
 def test_ranking_sorts_and_filters(board):
@@ -84,10 +94,10 @@ def test_ranking_sorts_and_filters(board):
     assert [r.agent.slug for r in by_runs] == ["alpha", "beta"]
     hard = leaderboard_rows(filters=ScoreFilters(category="hard"))
     assert [(r.agent.slug, r.score.runs, r.score.flagged) for r in hard] == [("alpha", 1, 1)]
-    h100 = leaderboard_rows(filters=ScoreFilters(gpu="NVIDIA H100 80GB HBM3"))
-    assert [r.agent.slug for r in h100] == ["beta"]
+    h100 = leaderboard_rows(filters=ScoreFilters(gpu=H100))
+    assert [(r.agent.slug, r.gpu, r.score.runs) for r in h100] == [("beta", H100, 1)]
     options = leaderboard_filter_options()
-    assert options["gpus"] == ["NVIDIA H100 80GB HBM3", H200]
+    assert options["gpus"] == {H200: 6, H100: 1}  # the default board first: most gradings
     assert options["suite_versions"] and all(
         v.startswith("core@") for v in options["suite_versions"]
     )
@@ -110,7 +120,7 @@ def test_ties_go_to_correctness_before_the_name(board):
 
 
 def test_suite_version_changes_with_the_catalogue_and_marks_superseded_results(board):
-    before = RunScore.objects.get(run__agent=board["beta"]).suite_version
+    before = RunScore.objects.get(run__agent=board["beta"], gpu=H200).suite_version
     task = board["tasks"][0]
     task.version_hash = "f" * 64
     task.save()
@@ -153,7 +163,7 @@ def test_unrecorded_evaluations_are_scored_by_the_next_sweep_never_by_a_read(boa
     assert leaderboard_rows(filters=ScoreFilters()) == []
     assert RunScore.objects.count() == 0  # the read side only reads
     submissions_recover()
-    assert RunScore.objects.count() == 6
+    assert RunScore.objects.count() == 7
     leaderboard_invalidate()
     assert len(leaderboard_rows(filters=ScoreFilters())) == 2
 
@@ -170,7 +180,7 @@ def test_repeats_are_numbered_per_agent_and_task(board):
     assert RunScore.objects.get(run=second).repeat == 2
     assert RunScore.objects.get(run=third).repeat == 3
     RunScore.objects.all().delete()
-    assert leaderboard_rebuild() == 8
+    assert leaderboard_rebuild() == 9
     assert sorted(RunScore.objects.filter(task__slug="t1").values_list("repeat", flat=True)) == [
         1,
         1,
@@ -205,14 +215,14 @@ def test_speedup_histogram_bins_ranked_runs_in_powers_of_two(board):
     assert {(b["agent"], b["log2_low"], b["n"]) for b in bins} == {
         ("alpha", 1.0, 1),  # 2x
         ("alpha", -1.0, 1),  # 0.5x
-        ("beta", 1.5, 1),  # 3x: log2 3 = 1.58
+        ("beta", 1.5, 1),  # 3x: log2 3 = 1.58; its 1.2x is on another board
     }
 
 
 def test_run_list_filters(board):
     assert run_list_public(agent="alpha").count() == 5
     assert run_list_public(category="hard").count() == 1
-    assert run_list_public(gpu="NVIDIA H100 80GB HBM3").count() == 1
+    assert run_list_public(gpu=H100).count() == 1
     assert run_list_public(status="done", task="t1").count() == 2
     [first] = runs_attach_scores(list(run_list_public(task="t1", agent="alpha")))
     assert first.score_ranked is True and first.score_speedup == pytest.approx(2.0)
@@ -225,8 +235,65 @@ def test_ranking_costs_a_fixed_number_of_queries(board, django_assert_max_num_qu
         agent = make_agent(f"extra-{i}")
         make_run(agent, board["tasks"][i % 5], speedup=1.0 + i / 10)
     cache.clear()
-    with django_assert_max_num_queries(8):  # generation, rebuild check, scores, repeats, agents
+    # generation, boards, scores, repeats, runs, flags, best runs, transcripts, agents
+    with django_assert_max_num_queries(11):
         rows = leaderboard_rows(filters=ScoreFilters())
     assert len(rows) == 22
     with django_assert_max_num_queries(1):  # cached: the generation only
         leaderboard_rows(filters=ScoreFilters(), sort="cost")
+
+
+def test_cpu_gradings_are_never_ranked(board):
+    """A correct CPU grading of a new agent stays off every board, listed apart as unranked."""
+    newcomer = make_agent("newcomer")
+    run = make_run(newcomer, board["tasks"][0], speedup=None, gpu="cpu")
+    score = RunScore.objects.get(run=run)
+    assert score.gpu == "cpu" and score.ranked is False
+    boards = [ScoreFilters(), ScoreFilters(gpu="cpu"), ScoreFilters(gpu=H100)]
+    for filters in boards:
+        assert "newcomer" not in [r.agent.slug for r in leaderboard_rows(filters=filters)]
+    # gpu=cpu is not a board: it falls back to the default one.
+    assert {r.gpu for r in leaderboard_rows(filters=ScoreFilters(gpu="cpu"))} == {H200}
+    assert "cpu" not in leaderboard_filter_options()["gpus"]
+    [unranked] = cpu_unranked_rows(filters=ScoreFilters())
+    assert unranked["agent__slug"] == "newcomer" and unranked["n_correct"] == 1
+    matrix = matrix_cells(filters=ScoreFilters())
+    assert "newcomer" not in [row["agent"].slug for row in matrix["grid"]]
+    assert run_list_public(status="unranked").get() == run
+
+
+def test_ties_follow_the_stated_tie_breakers_then_the_name(board):
+    """fast_1 ties at 0; correctness breaks it, then the speedup, then the name."""
+    tasks = board["tasks"]
+    slow, slower = make_agent("b-slow", name="Bee"), make_agent("a-slower", name="Ay")
+    twin = make_agent("c-twin", name="Cee")
+    for agent, speedup in ((slow, 0.9), (slower, 0.5), (twin, 0.9)):
+        make_run(agent, tasks[0], speedup=speedup)
+        make_run(agent, tasks[1], outcome="incorrect")
+    broken = make_agent("0-broken", name="Aardvark")
+    make_run(broken, tasks[0], outcome="incorrect")
+    make_run(broken, tasks[1], outcome="no_compile")
+    ranking = [r.agent.slug for r in leaderboard_rows(filters=ScoreFilters())]
+    # beta (fast_1 1.0) and alpha (0.2) lead; then correctness 1/2 each, speedup 0.9 (Bee before
+    # Cee by name) before 0.5; the broken agent last although its name sorts first.
+    assert ranking == ["beta", "alpha", "b-slow", "c-twin", "a-slower", "0-broken"]
+
+
+def test_run_list_filters_by_suite_verdict_flag_and_transcript(board):
+    alpha = board["alpha"]
+    assert run_list_public(flag="tampering").get().task.slug == "t5"
+    assert run_list_public(flag="tamper").count() == 0  # a code, not a substring
+    assert run_list_public(status="flagged").count() == 1
+    assert run_list_public(status="passed", agent="alpha").count() == 2
+    assert run_list_public(status="failed", agent="alpha").count() == 2
+    assert run_list_public(suite="core").count() == 7
+    assert run_list_public(suite="other").count() == 0
+    assert run_list_public(transcript="no").count() == 7
+    assert run_list_public(transcript="yes").count() == 0
+    boards = agent_boards(agent=board["beta"])
+    assert [(b["gpu"], b["place"], b["of"]) for b in boards] in (
+        [(H200, 1, 2), (H100, 1, 1)],
+        [(H100, 1, 1), (H200, 1, 2)],
+    )
+    [alpha_board] = agent_boards(agent=alpha)
+    assert alpha_board["row"].best_run_id == alpha.runs.get(task__slug="t1").pk
