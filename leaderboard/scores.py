@@ -29,6 +29,9 @@ FAILURE_SPEEDUP = 0.01
 PRELIMINARY_BELOW_TASKS = 10
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_LEVEL = 0.95
+# Up to this many runs of one task are redrawn one by one in a resample; more, by their sum's
+# normal approximation.
+EXACT_REPEATS = 30
 
 
 @dataclass(frozen=True)
@@ -195,32 +198,54 @@ def bootstrap_intervals(
     seed: int = 0,
 ) -> list[Interval]:
     """bootstrap_interval for several statistics at once: each run is a row of values, and
-    every statistic is taken over the same resamples. [] when there are no runs."""
-    kept = [g for g in groups if len(g)]
+    every statistic is taken over the same drawn tasks. [] when there are no runs.
+
+    A task with more than EXACT_REPEATS runs has the sum of its redrawn runs taken from the
+    normal law with the same mean and variance (the central limit theorem at that size), so a
+    board of many repeats costs resamples x tasks, not resamples x runs."""
+    kept = [np.asarray(g, dtype=np.float64).reshape(len(g), -1) for g in groups if len(g)]
     if not kept:
         return []
     sizes = np.array([len(g) for g in kept], dtype=np.int64)
-    values = np.concatenate([np.asarray(g, dtype=np.float64).reshape(len(g), -1) for g in kept])
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    n_tasks, n_stats = len(kept), kept[0].shape[1]
+    small = sizes <= EXACT_REPEATS
+    values = np.concatenate(
+        [g for g, is_small in zip(kept, small, strict=True) if is_small] or [np.empty((0, n_stats))]
+    )
+    starts = np.zeros(n_tasks, dtype=np.int64)
+    starts[small] = np.concatenate([[0], np.cumsum(sizes[small])[:-1]]) if small.any() else []
+    means = np.array([g.mean(axis=0) for g in kept])  # per task and statistic
+    spreads = np.array([g.std(axis=0) for g in kept])
+    low_ends = np.array([g.min(axis=0) for g in kept]) * sizes[:, None]
+    high_ends = np.array([g.max(axis=0) for g in kept]) * sizes[:, None]
     rng = np.random.default_rng(seed)
-    n_tasks, n_stats = len(sizes), values.shape[1]
-    means = np.empty((resamples, n_stats))
-    # Resamples in chunks of about a million drawn runs: memory stays flat on large boards.
-    chunk = max(1, min(resamples, 1_000_000 // len(values)))
+    pooled = np.empty((resamples, n_stats))
+    chunk = max(1, min(resamples, 1_000_000 // (n_tasks * EXACT_REPEATS)))
     for first in range(0, resamples, chunk):
         count = min(chunk, resamples - first)
-        picked = rng.integers(0, n_tasks, size=(count, n_tasks))
-        picked_sizes = sizes[picked]
-        tasks = np.repeat(picked.ravel(), picked_sizes.ravel())  # the task of each drawn run
-        within = (rng.random(len(tasks)) * sizes[tasks]).astype(np.int64)
-        drawn = values[starts[tasks] + within]
-        totals = picked_sizes.sum(axis=1)
-        owner = np.repeat(np.arange(count), totals)
-        for column in range(n_stats):
-            sums = np.bincount(owner, drawn[:, column], minlength=count)
-            means[first : first + count, column] = sums / totals
+        picked = rng.integers(0, n_tasks, size=(count, n_tasks)).ravel()
+        slot_sums = np.empty((len(picked), n_stats))
+        exact = small[picked]
+        slots = np.flatnonzero(exact)
+        if len(slots):
+            tasks = np.repeat(picked[slots], sizes[picked[slots]])  # the task of each drawn run
+            owner = np.repeat(np.arange(len(slots)), sizes[picked[slots]])
+            within = (rng.random(len(tasks)) * sizes[tasks]).astype(np.int64)
+            drawn = values[starts[tasks] + within]
+            for column in range(n_stats):
+                slot_sums[slots, column] = np.bincount(owner, drawn[:, column], len(slots))
+        slots = np.flatnonzero(~exact)
+        if len(slots):
+            t = picked[slots]
+            n = sizes[t][:, None]
+            noise = rng.standard_normal((len(slots), n_stats))
+            normal = n * means[t] + np.sqrt(n) * spreads[t] * noise
+            slot_sums[slots] = np.clip(normal, low_ends[t], high_ends[t])
+        totals = sizes[picked].reshape(count, n_tasks).sum(axis=1)
+        sums = slot_sums.reshape(count, n_tasks, n_stats).sum(axis=1)
+        pooled[first : first + count] = sums / totals[:, None]
     tail = (1.0 - level) / 2 * 100
-    bounds = np.percentile(means, [tail, 100 - tail], axis=0)
+    bounds = np.percentile(pooled, [tail, 100 - tail], axis=0)
     return [(float(bounds[0, c]), float(bounds[1, c])) for c in range(n_stats)]
 
 

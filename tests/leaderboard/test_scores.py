@@ -210,3 +210,12 @@ def test_score_intervals_name_fast_p_and_the_speedup():
     assert agent_score("a", [run("t1", speedup=2.0)]).intervals["speedup"] == pytest.approx(
         (2.0, 2.0)
     )
+
+
+def test_interval_of_a_task_with_many_repeats_uses_their_spread():
+    # One task, 100 repeats, half fast: its redrawn share has sd sqrt(0.25 / 100) = 0.05, so
+    # about 0.5 -+ 0.098 (past EXACT_REPEATS runs the sum's normal law stands for the draws).
+    low, high = bootstrap_interval([[0.0] * 50 + [1.0] * 50])
+    assert low == pytest.approx(0.402, abs=0.02) and high == pytest.approx(0.598, abs=0.02)
+    # Every repeat alike: no spread, a point, by either path.
+    assert bootstrap_interval([[1.5] * 100, [1.5]]) == pytest.approx((1.5, 1.5))
