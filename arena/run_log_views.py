@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.models import Run
 from arena.run_logs import trajectory_upload, transcript_run_context
+from tasks.selectors import task_list
 from transcripts.render import RunContext, transcript_policy
 from transcripts.services import (
     TrajectoryForbidden,
@@ -69,11 +70,25 @@ def transcript_export(request: HttpRequest, run_id: int) -> HttpResponse:
     return _secured(response, transcript_policy())
 
 
+def task_choices() -> list[tuple[str, object]]:
+    """The active tasks as a select's options, grouped by suite, after an empty choice."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    rows = task_list().order_by("suite", "slug").values_list("suite", "slug", "title")
+    for suite, slug, title in rows:
+        groups.setdefault(suite or "other", []).append((slug, f"{slug} · {title}"))
+    return [("", "choose a task"), *groups.items()]
+
+
 class UploadForm(forms.Form):
     file = forms.FileField(help_text="a log file, a .gz, or a folder as a .zip")
     run = forms.IntegerField(required=False, min_value=1, help_text="an existing run's id")
     agent = forms.CharField(required=False, max_length=100, help_text="or: the agent's name")
-    task = forms.CharField(required=False, max_length=200, help_text="and the task's slug")
+    task = forms.ChoiceField(
+        required=False,
+        choices=task_choices,
+        help_text="and the task it worked on",
+        error_messages={"invalid_choice": "unknown task %(value)r: choose one of the list"},
+    )
 
     def clean(self):
         data = super().clean()
@@ -87,7 +102,7 @@ class UploadForm(forms.Form):
 _REJECTION_STATUS = {TrajectoryTooLarge: 413, TrajectoryForbidden: 403}
 
 
-@login_required(login_url="admin:login")
+@login_required
 @require_http_methods(["GET", "POST"])
 def trajectory_upload_form(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)

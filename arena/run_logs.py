@@ -16,7 +16,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils.text import slugify
 
 from arena.lifecycle import run_log_create
-from arena.models import Run
+from arena.models import Agent, Run
 from arena.services import NotYours, agent_for_account, run_may_act
 from evaluator.models import Evaluation
 from tasks.models import Task
@@ -29,6 +29,18 @@ from transcripts.services import (
     trajectory_prepare,
     trajectory_store,
 )
+
+# The adapter (arena/agents) whose CLI writes each log format: an agent first seen in an upload
+# takes it as its harness. A list of chat messages names no CLI.
+HARNESS_BY_FORMAT = {
+    "claude-code-jsonl": "claude-code",
+    "claude-code-stream-json": "claude-code",
+    "codex-rollout": "codex",
+    "codex-rollout-legacy": "codex",
+    "codex-exec-json": "codex",
+    "cursor-stream-json": "cursor",
+    "gemini-cli-session": "gemini",
+}
 
 
 def run_trajectory_attach(
@@ -72,7 +84,9 @@ def trajectory_upload(
 
     def attach(trajectory: Trajectory) -> None:
         if run_id is None:
-            run = _run_create(agent_name=agent_slug.strip(), task=task, user=user)
+            run = _run_create(
+                agent_name=agent_slug.strip(), task=task, user=user, trajectory=trajectory
+            )
         else:
             run = Run.objects.select_for_update().get(pk=run_id)
             if run.trajectory_id is not None:
@@ -103,13 +117,40 @@ def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
     return task
 
 
-def _run_create(*, agent_name: str, task: Task, user: AbstractBaseUser | None) -> Run:
-    """A run known only from its log: finished, with no submission to grade."""
+def _run_create(
+    *, agent_name: str, task: Task, user: AbstractBaseUser | None, trajectory: Trajectory
+) -> Run:
+    """A run known only from its log: finished, with no submission to grade. A new agent is
+    described by the log it arrived with."""
+    new_agent = not Agent.objects.filter(slug=slugify(agent_name)).exists()
     try:
         agent = agent_for_account(name=agent_name, user=user)
     except NotYours as exc:
         raise TrajectoryForbidden("agent", exc.message) from None
+    if new_agent:
+        _agent_describe(agent, trajectory)
     return run_log_create(agent=agent, task=task, created_by=user)
+
+
+def _agent_describe(agent: Agent, trajectory: Trajectory) -> None:
+    """Fill the agent's blank model, harness and CLI version from what its log names.
+
+    Only for an agent the upload created: on an existing agent these fields choose what the
+    arena runs (a CLI version pins it), so a log must not change them."""
+    summary = trajectory.summary if isinstance(trajectory.summary, dict) else {}
+    found = {
+        "model": str(summary.get("model") or ""),
+        "harness": HARNESS_BY_FORMAT.get(trajectory.format, ""),
+        "cli_version": str(summary.get("cli_version") or ""),
+    }
+    fields = []
+    for name, value in found.items():
+        value = value.strip()[: Agent._meta.get_field(name).max_length]
+        if value and not getattr(agent, name):
+            setattr(agent, name, value)
+            fields.append(name)
+    if fields:
+        agent.save(update_fields=fields)
 
 
 def _attach(run: Run, trajectory: Trajectory) -> None:

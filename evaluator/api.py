@@ -85,8 +85,21 @@ class EvaluationSummarySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     task = serializers.CharField(source="task.slug")
     status = serializers.ChoiceField(choices=Evaluation.Status.choices)
-    reward = serializers.FloatField(allow_null=True, help_text="KernelBench's reward value")
-    ranked = serializers.BooleanField()
+    reward = serializers.FloatField(
+        allow_null=True,
+        help_text=(
+            "KernelBench's reward: speedup over eager - 1 when correct and timed, -2 incorrect, "
+            "-3 runtime failure, -4 not constructed, -5 not compiled, -7 timeout or sandbox "
+            "failure; null until graded, and null for a correct solution graded on the CPU, "
+            "where nothing is timed (not a measured 1x)"
+        ),
+    )
+    ranked = serializers.BooleanField(
+        help_text=(
+            "passed, unflagged and timed on a GPU; a CPU grading (device cpu) is never ranked, "
+            "its performance gate says why"
+        )
+    )
     device = serializers.CharField(help_text="cuda or cpu; empty until graded")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

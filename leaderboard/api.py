@@ -25,6 +25,8 @@ from leaderboard.selectors import (
     ScoreFilters,
     agent_boards,
     agent_get,
+    agent_list_public,
+    agent_main_boards,
     agent_scores_by_category,
     agent_task_rows,
     leaderboard_cached,
@@ -139,8 +141,10 @@ class ScoreOutputSerializer(serializers.Serializer):
     def get_fast_p(self, score: AgentScore) -> dict[str, float]:
         return {_fast_key(p): score.fast_p[p] for p in FAST_P_THRESHOLDS}
 
-    @extend_schema_field(IntervalsSerializer)
-    def get_intervals(self, score: AgentScore) -> dict[str, list[float]]:
+    @extend_schema_field(IntervalsSerializer(allow_null=True))
+    def get_intervals(self, score: AgentScore) -> dict[str, list[float]] | None:
+        if not score.intervals:
+            return None  # taken for board rows, not per category
         return {
             ("speedup_geomean_all" if k == "speedup" else k): [low, high]
             for k, (low, high) in score.intervals.items()
@@ -228,24 +232,36 @@ class LeaderboardApi(APIView):
 
 
 class AgentListApi(APIView):
-    """GET /api/v1/agents: every agent with a public graded run, with its overall score."""
+    """GET /api/v1/agents: every agent with a public run, by slug, with its score on its most
+    graded GPU's board (null for an agent graded only on the CPU, which is never ranked)."""
 
     pagination_class = Pagination  # also tells the schema the response is paginated
 
-    class InputSerializer(ScoreFilterInputSerializer):
+    class InputSerializer(serializers.Serializer):
         limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
         offset = serializers.IntegerField(min_value=0, required=False)
 
     class OutputSerializer(AgentOutputSerializer):
-        score = ScoreOutputSerializer()
+        runs = serializers.IntegerField(help_text="public runs")
+        gpu = serializers.CharField(allow_null=True, help_text="the board of `score`")
+        score = ScoreOutputSerializer(allow_null=True)
 
     @extend_schema(parameters=[InputSerializer], responses=OutputSerializer(many=True))
     @public_page
     def get(self, request):
-        serializer = self.InputSerializer(data=request.query_params)
-        serializer.is_valid(raise_exception=True)
-        rows = sorted(leaderboard_rows(filters=serializer.filters()), key=lambda r: r.agent.slug)
-        agents = [_agent_with(row.agent, score=row.score) for row in rows]
+        _query(self.InputSerializer, request)
+        main = agent_main_boards()
+        agents = []
+        for entry in sorted(agent_list_public(), key=lambda e: e["agent"].slug):
+            row = main.get(entry["agent"].pk)
+            agents.append(
+                _agent_with(
+                    entry["agent"],
+                    runs=entry["n_runs"],
+                    gpu=row.gpu if row else None,
+                    score=row.score if row else None,
+                )
+            )
         return _paginated(self, request, agents, self.OutputSerializer)
 
 

@@ -348,6 +348,21 @@ def agent_boards(*, agent: Agent) -> list[dict[str, Any]]:
     return sorted(boards, key=lambda b: -b["row"].score.runs)
 
 
+def agent_main_boards() -> dict[int, RankingRow]:
+    """Per agent with GPU gradings, its row on its most graded GPU's board."""
+
+    def build():
+        main: dict[int, RankingRow] = {}
+        for gpu in board_gpus():
+            for row in leaderboard_rows(filters=ScoreFilters(gpu=gpu)):
+                held = main.get(row.agent.pk)
+                if held is None or row.score.runs > held.score.runs:
+                    main[row.agent.pk] = row
+        return main
+
+    return leaderboard_cached("agent-main-boards", build)
+
+
 def agent_scores_by_category(*, agent: Agent) -> dict[str, AgentScore]:
     """Per category, the agent's scores on its most graded GPU (CPU gradings never count)."""
 

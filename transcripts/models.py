@@ -29,7 +29,8 @@ class Trajectory(models.Model):
     cost_usd = models.FloatField(null=True, blank=True)
     cost_computed = models.BooleanField(default=False)  # priced from our table, not the log
     duration_s = models.FloatField(null=True, blank=True)
-    # Model, notes and the first malformed lines (file, line, reason), for listings and the API.
+    # Model, CLI version, notes and the first malformed lines (file, line, reason), for listings
+    # and the API.
     summary = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

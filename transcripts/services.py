@@ -286,6 +286,7 @@ def _trajectory_row(
 def _summary(transcript: Transcript) -> dict[str, object]:
     return {
         "model": redact_text(transcript.model or ""),
+        "cli_version": redact_text(transcript.cli_version or ""),
         "notes": [redact_text(note) for note in transcript.notes[:20]],
         "malformed_lines": [
             {"source": m.source, "line": m.line, "reason": redact_text(m.reason)}

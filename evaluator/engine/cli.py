@@ -80,7 +80,8 @@ def run_measure_peaks(args: argparse.Namespace) -> int:
 
 
 def render_verdict(result: EvalResult) -> str:
-    lines = [f"status: {result.status}   reward: {result.reward:g}   device: {result.device}"]
+    reward = "none (untimed)" if result.reward is None else f"{result.reward:g}"
+    lines = [f"status: {result.status}   reward: {reward}   device: {result.device}"]
     for name, gate in result.gates.items():
         mark = {True: "PASS", False: "FAIL", None: " -- "}[gate.passed]
         lines.append(f"  [{mark}] {name:<15} {gate.reason}")

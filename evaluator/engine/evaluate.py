@@ -805,10 +805,14 @@ class _Evaluation:
         if gates["correctness"].passed is False or gates["generalization"].passed is False:
             self._finish("failed", REWARD_INCORRECT)
             return
+        if not self.timed:
+            # Correct, but nothing was timed: no reward, rather than one that reads as 1x.
+            self._finish("passed", None)
+            return
         speedup = self.result.summary.get("speedup_vs_eager")
         self._finish("passed", (speedup - 1.0) if speedup else 0.0)
 
-    def _finish(self, status: str, reward: float) -> None:
+    def _finish(self, status: str, reward: float | None) -> None:
         self.result.status, self.result.reward = status, reward
 
     def _sandbox_error(self, message: str) -> None:

@@ -6,7 +6,8 @@ from typing import Any
 STATUSES = ("passed", "failed", "error", "timeout")
 GATES = ("compile", "correctness", "performance", "generalization")
 
-# KernelBench's dense reward for outcomes other than "correct" (speedup - 1 then).
+# KernelBench's dense reward for outcomes other than "correct" (speedup - 1 then; None when
+# correct but untimed, on the CPU, where no speed was measured that a reward could stand for).
 REWARD_INCORRECT = -2.0
 REWARD_RUNTIME_FAILURE = -3.0
 REWARD_NOT_CONSTRUCTED = -4.0
@@ -58,7 +59,7 @@ class EvalResult:
     per_shape: list[ShapeRow] = field(default_factory=list)
     summary: dict[str, float | None] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)
-    reward: float = REWARD_TIMEOUT_OR_SANDBOX
+    reward: float | None = REWARD_TIMEOUT_OR_SANDBOX
     environment: dict[str, Any] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
     task_version: str = ""
@@ -71,7 +72,8 @@ class EvalResult:
 
     @property
     def ranked(self) -> bool:
-        return self.status == "passed" and not self.flags
+        """Passed, unflagged and timed: a CPU grading measures no speed, so it is never ranked."""
+        return self.status == "passed" and not self.flags and self.device != "cpu"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -187,6 +187,8 @@ def test_results_are_one_json_line_per_graded_solution(celery_worker_process, ca
         ("silu_triton.py", "passed"),
         ("silu_wrong_relu.py", "failed"),
     ]
-    assert lines[0]["ranked"] is True and lines[0]["reason"] == ""
+    # Passed with nothing failing, but graded on the CPU: untimed, so unranked and unrewarded.
+    assert (lines[0]["reason"], lines[0]["ranked"], lines[0]["reward"]) == ("", False, None)
+    assert Submission.objects.get(pk=lines[0]["submission"]).evaluation.device == "cpu"
     assert lines[1]["reason"].startswith("incorrect on shape")
     assert all(line["run_url"].rstrip("/").endswith(f"/{line['run']}") for line in lines)

@@ -24,6 +24,7 @@ from evaluator.models import Evaluation
 from leaderboard.api import RunOutputSerializer
 from tasks.models import Task
 from tests.api.factories import client_with_token, token_create
+from tests.leaderboard.factories import make_run
 from transcripts.models import Trajectory
 
 API_PREFIX = "/api/v1/"
@@ -121,6 +122,9 @@ def graded_rows(catalog_tasks, settings, token):
     Run.objects.filter(pk=submission.run_id).update(trajectory=trajectory)
     batch = Batch.objects.create(agent=submission.run.agent, key="schema-walk")
     Submission.objects.filter(pk=submission.pk).update(batch=batch)
+    # A CPU grading is never ranked: the leaderboard's rows need a run graded on a GPU, shaped
+    # like the grader's GPU results (the leaderboard tests' factory).
+    make_run(Agent.objects.get(pk=submission.run.agent_id), task, speedup=1.7)
     return {
         "batches": batch,
         "evaluations": Evaluation.objects.get(pk=evaluation.pk),

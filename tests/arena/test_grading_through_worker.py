@@ -41,9 +41,11 @@ def test_correct_triton_solution_ends_as_a_passed_evaluation(
     run = finished_run(submission)
     evaluation = Evaluation.objects.get(pk=submission.evaluation_id)
     assert evaluation.status == "passed"
-    assert evaluation.ranked is True
     assert evaluation.attempts == 1
     assert evaluation.device == "cpu"
+    # Correct on the CPU, where nothing is timed: unranked, with no reward to read as 1x.
+    assert (evaluation.ranked, evaluation.reward) == (False, None)
+    assert evaluation.result["gates"]["performance"]["reason"] == "CPU timings are not ranked"
     assert evaluation.result["gates"]["correctness"]["passed"] is True
     shapes = list(evaluation.shapes.all())
     assert [s.seen for s in shapes] == [True] * 3 + [False] * 5

@@ -180,7 +180,7 @@ def test_check_passes_the_starter_and_prints_a_readable_verdict(tmp_path):
     done = run_check(workspace)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "status: passed   reward: 0   device: cpu"
+    assert lines[0] == "status: passed   reward: none (untimed)   device: cpu"
     assert "[PASS] compile         imported and defines ModelNew" in done.stdout
     assert "[PASS] correctness     all visible shapes match" in done.stdout
     assert "not checked here: unseen shapes are graded after the run ends" in done.stdout

@@ -81,13 +81,16 @@ def test_grade_suite_writes_a_line_per_solution_and_a_second_run_grades_nothing(
     captured = capsys.readouterr()
     lines = [json.loads(text) for text in out.read_text().splitlines()]
     verdicts = {(line["solution"], line["status"], line["ranked"]) for line in lines}
-    assert verdicts == {("silu.py", "passed", True), ("silu/broken.py", "failed", False)}
+    # Graded on the CPU: the correct solution passes, untimed, so it is not ranked.
+    assert verdicts == {("silu.py", "passed", False), ("silu/broken.py", "failed", False)}
+    passed = next(line for line in lines if line["solution"] == "silu.py")
+    assert passed["reward"] is None and passed["result"]["device"] == "cpu"
     broken = next(line for line in lines if line["solution"] == "silu/broken.py")
     assert broken["reason"] == "did not compile"
     assert broken["result"]["gates"]["compile"]["passed"] is False
     assert "1/2 silu" in captured.err and "2/2 silu" in captured.err
     assert "matched no task of suite 'core': unknown-task.py" in captured.err
-    assert "2 solutions: 2 graded (1 failed, 1 passed; 1 ranked)" in captured.out
+    assert "2 solutions: 2 graded (1 failed, 1 passed; 0 ranked)" in captured.out
 
     call_command(*grade, "--solutions", str(solutions), "--out", str(out))
     assert "0 graded (none; 0 ranked), 2 already in the results file" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""Honest solutions (Triton, run under the interpreter on CPU) must pass, unflagged and ranked."""
+"""Honest solutions (Triton, run under the interpreter on CPU) must pass unflagged: all that
+keeps them off the ranking is the CPU, where nothing is timed."""
 
 from pathlib import Path
 
@@ -29,7 +30,8 @@ def test_honest_solution_passes_every_gate_it_can_run(task, solution):
     result = evaluate(task, solution, "cpu", EvaluateOptions(timeout_s=180))
     assert result.status == "passed", (result.gates, result.log[-2000:])
     assert result.flags == []
-    assert result.ranked is True
+    assert result.gates["performance"].reason == "CPU timings are not ranked"
+    assert (result.ranked, result.reward) == (False, None)
     assert result.gates["compile"].passed is True
     assert result.gates["correctness"].passed is True
     assert result.gates["generalization"].passed in (True, None)

@@ -286,7 +286,7 @@ def test_secrets_are_redacted_in_the_stored_raw_log_and_on_the_page(
 
 def test_the_upload_form_needs_a_login(client):
     response = client.get("/trajectories/upload/")
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
 @pytest.fixture
