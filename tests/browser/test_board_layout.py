@@ -166,14 +166,24 @@ def test_cpu_gradings_are_unranked_and_ties_follow_the_stated_order(page, live_s
     assert page.js_errors == []
 
 
-def test_nav_links_the_api_docs_upload_and_login_and_the_site_has_an_icon(page, live_server, db):
+def test_nav_links_the_api_docs_upload_and_login_and_the_site_has_an_icon(
+    page, live_server, django_user_model
+):
     page.goto(live_server.url + "/")
     nav = page.locator("header.site nav")
     for label, path in (("Runs", "/runs/"), ("Agents", "/agents/"), ("API docs", "/api/docs/")):
         assert nav.locator(f"a:has-text('{label}')").get_attribute("href") == path
     nav.locator("a:has-text('Upload')").click()
     page.wait_for_url("**/accounts/login/?next=/trajectories/upload/")
-    assert page.locator("form.stacked input[name=username]").count() == 1
+    django_user_model.objects.create_user("uploader", password="pw-of-the-nav-test-1")
+    page.fill("form.stacked input[name=username]", "uploader")
+    page.fill("form.stacked input[name=password]", "pw-of-the-nav-test-1")
+    page.click("form.stacked button")
+    page.wait_for_url("**/trajectories/upload/")
+    page.locator("header.site nav a:has-text('Account')").click()
+    assert "Logged in as uploader" in page.locator("#signed-in").inner_text()
+    page.click("button:has-text('Log out')")
+    page.wait_for_url(live_server.url + "/")
     icon = page.locator("link[rel=icon]").get_attribute("href")
     assert page.request.get(live_server.url + icon).status == 200
     assert page.request.get(live_server.url + "/favicon.ico").status == 200
