@@ -43,6 +43,8 @@ class TrajectoryOutputSerializer(serializers.Serializer):
     cost_computed = serializers.BooleanField()
     duration_s = serializers.FloatField(allow_null=True)
     malformed = serializers.JSONField(source="summary.malformed_lines")
+    # What the parser wants the uploader to know, e.g. subagent files missing from the upload.
+    notes = serializers.JSONField(source="summary.notes", default=list)
     transcript_url = serializers.SerializerMethodField()
 
     def get_usage(self, trajectory: Trajectory) -> dict[str, int]:

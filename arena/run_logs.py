@@ -30,8 +30,9 @@ from transcripts.services import (
     trajectory_store,
 )
 
-# The adapter (arena/agents) whose CLI writes each log format: an agent first seen in an upload
-# takes it as its harness. A list of chat messages names no CLI.
+# The harness whose CLI writes each log format: an agent first seen in an upload takes it. Where
+# the arena runs that CLI, it is the adapter's name (arena/agents); the others are named for their
+# CLI and can be uploaded but not launched. A list of chat messages names no CLI.
 HARNESS_BY_FORMAT = {
     "claude-code-jsonl": "claude-code",
     "claude-code-stream-json": "claude-code",
@@ -39,8 +40,23 @@ HARNESS_BY_FORMAT = {
     "codex-rollout-legacy": "codex",
     "codex-exec-json": "codex",
     "cursor-stream-json": "cursor",
+    "cursor-agent-transcript": "cursor",
     "gemini-cli-session": "gemini",
+    "gemini-cli-jsonl": "gemini",
+    "qwen-code-jsonl": "qwen-code",
+    "copilot-cli-events": "copilot-cli",
+    "opencode-storage": "opencode",
+    "opencode-export": "opencode",
+    "droid-session": "droid",
+    "droid-stream-json": "droid",
+    "kimi-cli": "kimi-cli",
+    "grok-cli": "grok-cli",
+    "claude-ai-export": "claude-ai",
 }
+# Harnesses the arena cannot launch: their logs are uploaded, never run here.
+UPLOAD_ONLY_HARNESSES = frozenset(
+    {"qwen-code", "copilot-cli", "opencode", "droid", "kimi-cli", "grok-cli", "claude-ai"}
+)
 
 
 def run_trajectory_attach(

@@ -202,3 +202,155 @@ def test_a_ten_thousand_event_run_starts_with_a_small_live_dom(page, tmp_path):
     assert page.locator("#e-a2499").count() == 1
     assert page.js_errors == []
     page.goto("about:blank")  # the kept screenshot of a page this long would not fit in memory
+
+
+# -- what the page draws (issue 15): images, outline, deep links, search marks, widths ----------
+
+
+def showcase_page(page, tmp_path, turns: int = 6, **fields):
+    from tests.transcripts.render.samples import showcase
+
+    transcript = showcase(turns)
+    for name, value in fields.items():
+        setattr(transcript, name, value)
+    violations: list[str] = []
+    page.on(
+        "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
+    )
+    open_file(page, tmp_path, export_html(transcript))
+    page.csp_violations = violations
+    return page
+
+
+BELOW_THE_BAR = """(selector) => {
+    const el = document.querySelector(selector);
+    const bar = document.querySelector('.toolbar').getBoundingClientRect();
+    const box = el.getBoundingClientRect();
+    return {top: box.top, bar: bar.bottom, height: window.innerHeight};
+}"""
+
+
+def assert_in_view_below_the_bar(page, selector):
+    page.wait_for_timeout(200)  # the page settles lazy content above the target for a few frames
+    where = page.evaluate(BELOW_THE_BAR, selector)
+    assert where["bar"] - 1 <= where["top"] < where["height"] - 20, where
+
+
+def test_images_are_embedded_as_data_urls_and_decoded(offline_page, tmp_path):
+    url = showcase_page(offline_page, tmp_path).url
+    image = offline_page.locator("#e-prompt img")
+    expect(image).to_be_visible()
+    assert image.get_attribute("src").startswith("data:image/png;base64,")
+    assert offline_page.evaluate("document.querySelector('#e-prompt img').naturalWidth") == 160
+    assert offline_page.csp_violations == [] and offline_page.requests == [url]
+
+
+def test_the_outline_jumps_to_a_turn_in_a_later_chunk(page, tmp_path):
+    page.set_viewport_size({"width": 1400, "height": 900})
+    showcase_page(page, tmp_path, turns=400)
+    expect(page.locator("#outline")).to_have_attribute("open", "")
+    assert page.locator("#t-main-180").count() == 0  # its chunk is still inert
+    page.click('#outline-list a[href="#t-main-180"]')
+    page.wait_for_selector("#t-main-180.targeted")
+    assert_in_view_below_the_bar(page, "#t-main-180")
+    assert page.js_errors == []
+
+
+def test_the_outline_is_a_fold_on_a_phone_that_closes_after_a_jump(page, tmp_path):
+    page.set_viewport_size({"width": 390, "height": 800})
+    showcase_page(page, tmp_path, turns=60)
+    outline = page.locator("#outline")
+    assert outline.get_attribute("open") is None
+    page.click("#outline > summary")
+    page.click('#outline-list a[href="#t-main-50"]')
+    page.wait_for_selector("#t-main-50.targeted")
+    assert outline.get_attribute("open") is None
+    assert_in_view_below_the_bar(page, "#t-main-50")
+
+
+def test_a_deep_link_lands_in_view_below_the_sticky_search_bar(page, tmp_path):
+    uri = open_file(page, tmp_path, export_html(nested_transcript()))
+    for target in ["e-t600", "e-needle", "e-t3"]:  # a later chunk, a subagent fold, the first
+        page.goto(f"{uri}#{target}")
+        page.wait_for_selector(f"#{target}.targeted")
+        assert_in_view_below_the_bar(page, f"#{target}")
+    assert page.js_errors == []
+
+
+def test_search_marks_the_matched_text_and_steps_through_it(page, tmp_path):
+    showcase_page(page, tmp_path)
+    page.fill("#search", "KERNEL")
+    page.press("#search", "Enter")
+    marks = page.locator("mark.sh")
+    # "kernel" in the prompt, the Markdown reply, and six "measured the kernel again" turns.
+    expect(page.locator("#search-count")).to_have_text("1 / 8")
+    assert {text.lower() for text in marks.all_text_contents()} == {"kernel"}
+    # The term is marked, not the whole event.
+    assert page.evaluate("document.querySelector('mark.sh.current').textContent") == "kernel"
+    expect(page.locator("mark.sh.current")).to_be_in_viewport()
+    page.press("#search", "Shift+Enter")
+    expect(page.locator("#search-count")).to_have_text("8 / 8")
+    assert "step10" in page.evaluate(
+        "document.querySelector('mark.sh.current').closest('[data-ev]').id"
+    )
+    page.click("#search-next")
+    expect(page.locator("#search-count")).to_have_text("1 / 8")
+    # A match inside folded tool arguments: its fold is flagged, and opened once shown.
+    page.fill("#search", "pytest -q")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text("1 / 2")
+    expect(page.locator("mark.sh.current")).to_be_visible()
+    page.fill("#search", "")
+    page.press("#search", "Enter")
+    assert page.locator("mark.sh").count() == 0
+    assert page.locator("#e-reply h4").inner_text() == "Plan"  # the markup is whole again
+    # The same search once everything is live DOM finds the same matches.
+    page.click("#expand-all")
+    page.fill("#search", "kernel")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text("1 / 8")
+    assert page.js_errors == []
+
+
+def test_no_page_level_horizontal_scroll_at_desktop_and_phone_widths(page, tmp_path):
+    from tests.transcripts.render.samples import showcase
+
+    transcript = showcase(30)
+    wide = "x" * 3000
+    transcript.main.turns[3].events += [
+        Event(
+            "wide1",
+            EventKind.ASSISTANT_TEXT,
+            text=f"{wide}\n\n`{wide}`\n\n| {wide} | b |\n|-|-|\n| 1 | 2 |",
+        ),
+        Event("wide2", EventKind.ASSISTANT_TEXT, text=f"```python\n{wide} = 1\n```"),
+        Event("wide3", EventKind.TOOL_RESULT, text="\x1b[31m" + wide),
+        Event(
+            "wide4",
+            EventKind.USER_TEXT,
+            text=f"<bash-input>{wide}</bash-input><bash-stdout>{wide}</bash-stdout>",
+        ),
+    ]
+    path = tmp_path / "wide.html"
+    path.write_text(export_html(transcript), encoding="utf-8")
+    for width in (1400, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(path.as_uri())
+        page.click("#expand-all")
+        page.wait_for_function("document.querySelectorAll('template.lazy').length === 0")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, (width, overflow)
+
+
+def test_show_all_replaces_the_head_of_a_long_markdown_reply(page, tmp_path):
+    items = "\n".join(f"- item **{i}**" for i in range(60))
+    reply = Event("long", EventKind.ASSISTANT_TEXT, text=f"## Findings\n\n{items}")
+    turns = [Turn(index=1, events=[reply])]
+    open_file(
+        page, tmp_path, export_html(Transcript(format="t", threads=[Thread("main", turns=turns)]))
+    )
+    expect(page.locator("#e-long .head h4")).to_have_text("Findings")
+    assert page.locator("#e-long details.more li").count() == 0  # still inert
+    page.click("#e-long details.more > summary")
+    expect(page.locator("#e-long .head")).to_be_hidden()
+    expect(page.locator("#e-long details.more li").nth(59)).to_be_visible()

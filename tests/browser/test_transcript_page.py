@@ -106,3 +106,45 @@ def test_download_button_serves_the_offline_export(page, live_server, hostile_ru
     page.wait_for_function("document.querySelectorAll('template.lazy').length === 0")
     assert requests == [saved.as_uri()]
     assert page.evaluate("window.__pwned === undefined") and dialogs == []
+
+
+@pytest.fixture
+def screenshot_run(transactional_db, settings, tmp_path):
+    """A Claude Code session whose prompt and tool result carry a screenshot, uploaded."""
+    from arena.models import Agent, Run
+    from tasks.models import Task
+    from tests.transcripts.render.test_images import claude_code_log
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    task = Task.objects.create(
+        slug="softmax",
+        title="Softmax",
+        category="hard",
+        suite="demo",
+        dtype="fp32",
+        regime="memory",
+        folder="demo/softmax",
+        version_hash="0" * 64,
+    )
+    agent = Agent.objects.create(slug="claude-code", name="Claude Code")
+    run = Run.objects.create(agent=agent, task=task, status=Run.Status.DONE)
+    trajectory_upload(data=claude_code_log(), filename="s1.jsonl", run_id=run.pk)
+    return run
+
+
+def test_images_show_under_the_pages_policy_and_the_prompt_titles_it(
+    page, live_server, screenshot_run
+):
+    violations: list[str] = []
+    page.on(
+        "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
+    )
+    response = page.goto(f"{live_server.url}/runs/{screenshot_run.pk}/transcript")
+    assert "img-src data:" in response.headers["content-security-policy"]
+    assert page.title() == f"What is this? \u00b7 Run #{screenshot_run.pk}: Claude Code on softmax"
+    images = page.locator("[data-ev] img")
+    assert images.count() == 2
+    assert page.evaluate(
+        "Array.from(document.querySelectorAll('[data-ev] img')).every(i => i.naturalWidth === 2)"
+    )
+    assert violations == [] and page.js_errors == []

@@ -19,8 +19,8 @@ from .diffs import (
     structured_patch_diff,
     text_diff,
 )
-from .records import EventIds, as_text, capped_raw
-from .schema import Event, EventKind, Thread, Turn, Usage
+from .records import EventIds, as_text, capped_raw, images_of
+from .schema import Event, EventKind, Image, Thread, Turn, Usage
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -211,15 +211,23 @@ class ThreadBuilder:
         results = [b for b in blocks if b.get("type") == "tool_result"]
         texts = [b for b in blocks if b.get("type") != "tool_result"]
         if texts:
-            self._user_text(as_text(texts), timestamp, line, is_meta)
+            self._user_text(as_text(texts), timestamp, line, is_meta, images=images_of(texts))
         for block in results:
             extra = tool_use_result if len(results) == 1 else None
             self.add_tool_result(block, extra, timestamp, line)
 
-    def _user_text(self, text: str, timestamp: str | None, line: int | None, is_meta: bool) -> None:
+    def _user_text(
+        self,
+        text: str,
+        timestamp: str | None,
+        line: int | None,
+        is_meta: bool,
+        *,
+        images: tuple[Image, ...] = (),
+    ) -> None:
         turn = self.new_turn(timestamp=timestamp)
         kind = EventKind.SYSTEM_NOTICE if is_meta else EventKind.USER_TEXT
-        self.event(turn, kind, line, text=text, timestamp=timestamp)
+        self.event(turn, kind, line, text=text, timestamp=timestamp, images=images)
 
     def add_tool_result(
         self, block: dict[str, Any], extra: Any, timestamp: str | None, line: int | None
@@ -239,6 +247,7 @@ class ThreadBuilder:
             tool_name=tool_name,
             is_error=is_error,
             timestamp=timestamp,
+            images=images_of(block.get("content")),
         )
         if site is None or is_error:
             return

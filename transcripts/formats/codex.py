@@ -37,6 +37,7 @@ from .records import (
     as_dict,
     as_text,
     capped_raw,
+    images_of,
     iter_jsonl,
     record_not_understood,
 )
@@ -197,6 +198,7 @@ class CodexBuilder:
         self._patches: dict[str, list[tuple[Event, FileDiff | None]]] = {}
         self._last_total: tuple[int, int, int] | None = None
         self._has_items: set[str] = set()
+        self._tool_searches: list[tuple[Turn, Event]] = []  # searches awaiting their output
 
     def run(self, rollout: Rollout) -> None:
         self._has_items = _item_kinds(rollout.source)
@@ -295,6 +297,10 @@ class CodexBuilder:
             self._call(item, stamp, line)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self._output(item, stamp, line)
+        elif kind == "tool_search_call":
+            self._tool_search_call(item, stamp, line)
+        elif kind == "tool_search_output":
+            self._tool_search_output(item, stamp, line)
         elif kind in ("compaction", "compaction_summary"):
             text = item.get("summary") or item.get("message")
             self._event(
@@ -317,7 +323,9 @@ class CodexBuilder:
             return
         self._model_turn = None
         if role == "user" and not text.lstrip().startswith(_NOTICE_PREFIXES):
-            self._event(self._new_turn(stamp), EventKind.USER_TEXT, line, stamp, text=text)
+            images = images_of(item.get("content"))
+            turn = self._new_turn(stamp)
+            self._event(turn, EventKind.USER_TEXT, line, stamp, text=text, images=images)
         else:
             turn = self._current or self._new_turn(stamp)
             self._event(turn, EventKind.SYSTEM_NOTICE, line, stamp, text=text)
@@ -374,11 +382,50 @@ class CodexBuilder:
             call_id=call_id or None,
             tool_name=call.tool_name if call else None,
             is_error=is_error,
+            images=images_of(item.get("output")),
         )
         if is_error:
             for event, _ in self._patches.get(call_id, []):
                 event.is_error = True
         self._model_turn = None  # the next item comes from a new model call
+
+    def _tool_search_call(self, item: dict[str, Any], stamp: str | None, line: int) -> None:
+        """The model asking Codex (or the server) to load the tools that match a query."""
+        turn = self._model_call(stamp)
+        call_id = str(item.get("call_id") or item.get("id") or "")
+        arguments = item.get("arguments")  # an object; a string in some versions
+        if isinstance(arguments, str) and arguments.startswith("{"):
+            arguments = _call_name_and_arguments({"arguments": arguments})[1]
+        event = self._event(
+            turn,
+            EventKind.TOOL_CALL,
+            line,
+            stamp,
+            tool_name="tool_search",
+            call_id=call_id or None,
+            arguments=arguments,
+        )
+        self._tool_searches.append((turn, event))
+
+    def _tool_search_output(self, item: dict[str, Any], stamp: str | None, line: int) -> None:
+        """The tools a search loaded, beside its call. A server-side search's output may carry
+        no call id: it answers the latest search still waiting for one."""
+        call_id = str(item.get("call_id") or "")
+        waiting = self._tool_searches
+        matches = [i for i, (_, e) in enumerate(waiting) if not call_id or e.call_id == call_id]
+        turn, call = waiting.pop(matches[-1]) if matches else (None, None)
+        self._event(
+            turn or self._current or self._new_turn(stamp),
+            EventKind.TOOL_RESULT,
+            line,
+            stamp,
+            text=_tool_search_text(item.get("tools")),
+            tool_name="tool_search",
+            call_id=call_id or (call.call_id if call else None),
+            is_error=item.get("status") in ("failed", "incomplete"),
+        )
+        if item.get("execution") != "server":
+            self._model_turn = None  # Codex ran it: the model reads the tools in its next call
 
     # -- events ----------------------------------------------------------------------------
 
@@ -541,6 +588,23 @@ def _strings(value: Any) -> str:
     return ""
 
 
+def _tool_search_text(tools: Any) -> str:
+    """What a tool search loaded, one tool a line; a namespace's tools read namespace.name."""
+    lines = []
+    for tool in tools if isinstance(tools, list) else []:
+        inner = as_dict(tool).get("tools")
+        members = inner if isinstance(inner, list) and inner else [tool]
+        prefix = f"{as_dict(tool).get('name')}." if members is inner else ""
+        for member in members:
+            if isinstance(member, dict):
+                name, description = member.get("name"), member.get("description")
+                about = f": {description}" if isinstance(description, str) and description else ""
+                lines.append(f"{prefix}{name if isinstance(name, str) else '?'}{about}")
+    if not lines:
+        return "No tools found"
+    return f"Loaded {len(lines)} tool{'' if len(lines) == 1 else 's'}:\n" + "\n".join(lines)
+
+
 def _reasoning_text(item: dict[str, Any]) -> str:
     parts = [as_text(item.get("summary")), as_text(item.get("content"))]
     text = "\n\n".join(p for p in parts if p)
@@ -560,6 +624,8 @@ def _call_name_and_arguments(item: dict[str, Any]) -> tuple[str, Any]:
     if kind == "web_search_call":
         return "web_search", item.get("action")
     name = str(item.get("name") or "?")
+    namespace = item.get("namespace")  # a tool a tool_search loaded: calendar.create_event
+    name = f"{namespace}.{name}" if isinstance(namespace, str) and namespace else name
     if kind == "custom_tool_call":
         return name, item.get("input")
     raw = item.get("arguments")

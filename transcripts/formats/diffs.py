@@ -61,13 +61,25 @@ def structured_patch_diff(path: str, hunks: Iterable[Any]) -> str:
         if not isinstance(hunk, dict):
             continue
         lines = [str(line) for line in hunk.get("lines") or []]
-        old_count = sum(1 for line in lines if not line.startswith("+"))
-        new_count = sum(1 for line in lines if not line.startswith("-"))
+        old_count, new_count = hunk_counts(lines)
         old_start = _int(hunk.get("oldStart"), 1)
         new_start = _int(hunk.get("newStart"), 1)
         out.append(hunk_header(old_start, old_count, new_start, new_count))
         out.extend(_prefixed(line) + "\n" for line in lines)
     return "".join(out)
+
+
+def hunk_counts(lines: Iterable[str]) -> tuple[int, int]:
+    """Old and new line counts of a hunk's body. A `\\ No newline at end of file` marker
+    belongs to the line before it and is no line of either side."""
+    old_count = new_count = 0
+    for line in lines:
+        mark = line[:1]
+        if mark == "\\":
+            continue
+        old_count += mark != "+"
+        new_count += mark != "-"
+    return old_count, new_count
 
 
 def with_header(path: str, diff: str, *, new_path: str | None = None) -> str:

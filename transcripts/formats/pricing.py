@@ -102,11 +102,12 @@ def price_for(model: str | None) -> Price | None:
 
 
 def computed_cost_usd(transcript: Transcript) -> tuple[float | None, list[str]]:
-    """Cost of every priced model call (subagents included) and the models we had no price for."""
+    """Cost of every priced model call (subagents and abandoned branches included) and the
+    models we had no price for."""
     total = 0.0
     priced_any = False
     unpriced: set[str] = set()
-    for thread in transcript.threads:
+    for thread in transcript.all_threads():
         for turn in thread.turns:
             if turn.usage is None or turn.usage.total_tokens == 0:
                 continue

@@ -8,10 +8,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import TranscriptFormatError
-from .schema import Event, EventKind, MalformedLine
+from .schema import Event, EventKind, Image, MalformedLine
 
 # An unknown record is kept for the reader but capped: one pasted blob must not bloat the page.
 RAW_CAP_CHARS = 4_000
+# An image's base64 past this (about 6 MB decoded) is not kept: the page would not embed it.
+IMAGE_DATA_CAP_CHARS = 8_000_000
+
+
+# What decoding untrusted JSON raises: a value nested past the interpreter's recursion limit
+# (`[[[[…`) is as unreadable as a cut one.
+JSON_ERRORS = (ValueError, RecursionError)
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ def iter_jsonl(
             continue
         try:
             record = loads(line)
-        except ValueError as exc:
+        except JSON_ERRORS as exc:
             malformed.append(MalformedLine(source.name, number, f"invalid JSON: {exc}"))
             continue
         if not isinstance(record, dict):
@@ -59,7 +66,7 @@ def load_json_document(source: SourceFile) -> Any:
     """Parse a whole-file JSON document; the error names the file and the line."""
     try:
         return json.loads(source.data)
-    except ValueError as exc:
+    except JSON_ERRORS as exc:
         raise TranscriptFormatError(f"{source.name}: invalid JSON: {exc}") from exc
 
 
@@ -122,6 +129,54 @@ def _part_text(part: Any) -> str:
             return "[image]"
         return json.dumps(part, ensure_ascii=False, default=str)
     return str(part)
+
+
+def images_of(content: Any) -> tuple[Image, ...]:
+    """The images among a message's or a tool result's content parts, in order.
+
+    Anthropic `{"type": "image", "source": {"type": "base64", "media_type", "data"}}`, OpenAI
+    `{"type": "image_url", "image_url": {"url": "data:..."}}`, Codex `{"type": "input_image",
+    "image_url": "data:..."}` and Gemini `{"inlineData": {"mimeType", "data"}}`. A part that
+    names an image by URL or file id gives an Image without data: nothing is ever fetched.
+    """
+    if not isinstance(content, list):
+        return ()
+    found = [_image(part) for part in content if isinstance(part, dict)]
+    return tuple(image for image in found if image is not None)
+
+
+def _image(part: dict[str, Any]) -> Image | None:
+    kind = part.get("type")
+    if kind == "image":
+        source = as_dict(part.get("source"))
+        if source.get("type") == "base64":
+            return _base64_image(source.get("media_type"), source.get("data"))
+        return Image(media_type=str(source.get("media_type") or "image"))
+    if kind in ("image_url", "input_image"):
+        url = part.get("image_url")
+        url = as_dict(url).get("url") if isinstance(url, dict) else url
+        return _data_url_image(url)
+    inline = part.get("inlineData") or part.get("inline_data")
+    if isinstance(inline, dict):
+        return _base64_image(inline.get("mimeType") or inline.get("mime_type"), inline.get("data"))
+    return None
+
+
+def _data_url_image(url: Any) -> Image:
+    # data:<type>;base64,<data>; any other URL is only named, never fetched.
+    if isinstance(url, str) and url.startswith("data:") and ";base64," in url[:200]:
+        head, data = url.split(",", 1)
+        return _base64_image(head[5:].split(";", 1)[0], data)
+    return Image(media_type="image")
+
+
+def _base64_image(media_type: Any, data: Any) -> Image:
+    media = media_type if isinstance(media_type, str) and media_type else "image"
+    if not isinstance(data, str):
+        return Image(media_type=media[:100])
+    size = len(data) * 3 // 4 - data[-2:].count("=")
+    kept = data if len(data) <= IMAGE_DATA_CAP_CHARS else ""
+    return Image(media_type=media[:100], data=kept, size_bytes=size)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

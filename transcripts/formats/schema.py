@@ -52,6 +52,19 @@ class Usage:
 
 
 @dataclass(slots=True)
+class Image:
+    """An image a message or tool result carried, as base64 the way the log held it.
+
+    `data` is empty when the image was over the reader's cap (IMAGE_DATA_CAP_CHARS) or held
+    by reference only; `size_bytes` still says how big it was (decoded) when known.
+    """
+
+    media_type: str  # as the log named it; the renderer trusts the data's own signature
+    data: str = ""
+    size_bytes: int = 0
+
+
+@dataclass(slots=True)
 class Event:
     """One thing that happened. `id` is unique within the transcript and is the page anchor."""
 
@@ -65,10 +78,11 @@ class Event:
     is_error: bool = False  # a failed tool result, a provider error, an error notice
     path: str | None = None  # file_change: the file's path as the agent named it
     diff: str | None = None  # file_change: a unified diff (new file = all added lines)
-    child_thread: str | None = None  # subagent_spawn: the id of the Thread it spawned
+    child_thread: str | None = None  # subagent_spawn: the Thread it spawned; a notice: a branch
     raw_type: str | None = None  # unknown: the record type the parser did not know
     raw: Any = None  # unknown: the record itself (already size-capped by the parser)
     line: int | None = None  # 1-based line of the source file the event came from
+    images: tuple[Image, ...] = ()  # images in a user message or a tool result
 
 
 @dataclass(slots=True)
@@ -84,20 +98,35 @@ class Turn:
 
 @dataclass(slots=True)
 class Thread:
-    """The main conversation or one subagent's. `parent_event` is the spawning event's id."""
+    """The main conversation or one subagent's. `parent_event` is the spawning event's id.
+
+    `turns` is the path the conversation ended on. A rewind or a retried response leaves a branch
+    behind: each is a Thread of kind "branch" in `branches`, whose `parent_event` is the notice
+    placed where it branches off. Its tokens were billed: `abandoned_usage()`.
+    """
 
     id: str
-    kind: str = "main"  # "main" | "subagent"
+    kind: str = "main"  # "main" | "subagent" | "branch" (an abandoned branch, in `branches`)
     title: str = ""  # the subagent's description or prompt head
     parent_thread: str | None = None
     parent_event: str | None = None
     turns: list[Turn] = field(default_factory=list)
+    branches: list[Thread] = field(default_factory=list)
 
     def usage(self) -> Usage:
+        """Tokens of the path the thread ended on (its abandoned branches not included)."""
         total = Usage()
         for turn in self.turns:
             if turn.usage is not None:
                 total.add(turn.usage)
+        return total
+
+    def abandoned_usage(self) -> Usage:
+        """Tokens of the thread's abandoned branches."""
+        total = Usage()
+        for branch in self.branches:
+            total.add(branch.usage())
+            total.add(branch.abandoned_usage())
         return total
 
 
@@ -134,19 +163,41 @@ class Transcript:
         return self.threads[0]
 
     def thread(self, thread_id: str) -> Thread:
-        for thread in self.threads:
+        for thread in self.all_threads():
             if thread.id == thread_id:
                 return thread
         raise KeyError(thread_id)
 
+    def all_threads(self) -> list[Thread]:
+        """Every thread, each followed by its abandoned branches."""
+        out: list[Thread] = []
+        stack = list(reversed(self.threads))
+        while stack:
+            thread = stack.pop()
+            out.append(thread)
+            stack.extend(reversed(thread.branches))
+        return out
+
     def events(self) -> list[Event]:
-        return [e for t in self.threads for turn in t.turns for e in turn.events]
+        return [e for t in self.all_threads() for turn in t.turns for e in turn.events]
 
     def usage(self, *, include_subagents: bool = True) -> Usage:
+        """The billed total: the main path, abandoned branches and subagents (a model call is
+        counted on one thread only). With include_subagents=False, the main path alone."""
         total = Usage()
         for thread in self.threads:
-            if include_subagents or thread.kind == "main":
+            if include_subagents:
                 total.add(thread.usage())
+                total.add(thread.abandoned_usage())
+            elif thread.kind == "main":
+                total.add(thread.usage())
+        return total
+
+    def abandoned_usage(self) -> Usage:
+        """Tokens of abandoned branches (rewinds, retried responses), subagents' included."""
+        total = Usage()
+        for thread in self.threads:
+            total.add(thread.abandoned_usage())
         return total
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,7 +217,7 @@ class Transcript:
 
 
 # Fields from_dict rebuilds from nested dicts, not passed through.
-_NESTED = {"threads", "malformed", "turns", "usage", "events"}
+_NESTED = {"threads", "malformed", "turns", "usage", "events", "images", "branches"}
 _FIELDS: dict[type, set[str]] = {}
 
 
@@ -176,7 +227,11 @@ def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _thread(data: dict[str, Any]) -> Thread:
-    return Thread(**_known(Thread, data), turns=[_turn(t) for t in data.get("turns", [])])
+    return Thread(
+        **_known(Thread, data),
+        turns=[_turn(t) for t in data.get("turns", [])],
+        branches=[_thread(b) for b in data.get("branches", [])],
+    )
 
 
 def _turn(data: dict[str, Any]) -> Turn:
@@ -189,4 +244,7 @@ def _event(data: dict[str, Any]) -> Event:
     known = _known(Event, data)
     kinds = {kind.value for kind in EventKind}
     known["kind"] = EventKind(known["kind"] if known.get("kind") in kinds else "unknown")
+    images = data.get("images") or ()
+    if images:
+        known["images"] = tuple(Image(**_known(Image, i)) for i in images if isinstance(i, dict))
     return Event(**known)

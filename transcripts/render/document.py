@@ -16,15 +16,20 @@ from markupsafe import Markup
 
 from transcripts.formats.schema import Transcript
 from transcripts.render import highlight
+from transcripts.render.content import PageContent, is_command, without_image_marks
 from transcripts.render.csp import policy
+from transcripts.render.timing import IDLE_AFTER_S
 from transcripts.render.view import (
     MAX_DEPTH,
+    OutlineEntry,
     RunContext,
     TranscriptView,
     TurnView,
     arguments_preview,
     build_view,
     diff_stats,
+    first_prompt,
+    outline,
     result_preview,
 )
 
@@ -32,6 +37,8 @@ from transcripts.render.view import (
 DASH = Markup("&mdash;")
 # The first chunk of turns is live DOM; later chunks stay inert until scrolled near.
 CHUNK_EVENTS = 150
+# The same for the outline's entries, one per turn of the main thread.
+OUTLINE_CHUNK_TURNS = 200
 
 
 class SupportsWrite(Protocol):
@@ -59,6 +66,8 @@ def _environment() -> jinja2.Environment:
         preview=result_preview,
         args_preview=arguments_preview,
         diff_stats=diff_stats,
+        is_command=is_command,
+        without_image_marks=without_image_marks,
         json_html=highlight.json_to_html,
         diff_html=highlight.diff_to_html,
         code_html=lambda source, name: highlight.code_to_html(source, filename=name),
@@ -77,10 +86,12 @@ def _assets() -> tuple[str, str]:
 @cache
 def renderer_version() -> str:
     """A digest of everything that shapes a rendered page: this package's code, template, assets
-    and the Pygments release. A cached page keyed by it is dropped by any change to them."""
+    and the Pygments and markdown-it-py releases. A cached page keyed by it is dropped by any
+    change to them."""
+    import markdown_it
     import pygments
 
-    digest = hashlib.sha256(pygments.__version__.encode())
+    digest = hashlib.sha256(f"{pygments.__version__} {markdown_it.__version__}".encode())
     root = resources.files("transcripts.render")
     for folder in (root, root / "templates", root / "assets"):
         for item in sorted(folder.iterdir(), key=lambda entry: entry.name):
@@ -144,15 +155,21 @@ def transcript_pieces(
     """The document in pieces of about one turn each."""
     css, js = _assets()
     view = build_view(transcript)
+    label = title or _default_title(transcript, context)
+    prompt = first_prompt(transcript)
     return (
         _environment()
         .get_template("transcript.html")
         .generate(
             view=view,
             ctx=context or RunContext(),
-            title=title or _default_title(transcript, context),
+            heading=prompt or label,
+            subtitle=label if prompt else None,
+            content=PageContent(),
+            idle_after=_duration(IDLE_AFTER_S),
             models=_models(view),
             chunks=_chunks(view),
+            outline_chunks=_outline_chunks(view),
             css=Markup(css),  # noqa: S704 (our own stylesheet, not log data)
             js=Markup(js),  # noqa: S704 (our own script, not log data)
             csp=_policy(standalone=standalone),
@@ -190,6 +207,15 @@ def _chunks(view: TranscriptView) -> list[list[TurnView]]:
         chunks[-1].append(turn)
         size += len(turn.events)
     return chunks
+
+
+def _outline_chunks(view: TranscriptView) -> list[list[OutlineEntry]]:
+    if view.main is None or len(view.main.turns) < 2:
+        return []
+    entries = outline(view.main)
+    return [
+        entries[i : i + OUTLINE_CHUNK_TURNS] for i in range(0, len(entries), OUTLINE_CHUNK_TURNS)
+    ]
 
 
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:\-]*")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ from pygments.lexers import (
     JsonLexer,
     PythonLexer,
     TextLexer,
+    get_lexer_by_name,
 )
 from pygments.token import (
     STANDARD_TYPES,
@@ -35,6 +37,7 @@ from pygments.token import (
     Whitespace,
     _TokenType,
 )
+from pygments.util import ClassNotFound
 
 MAX_HIGHLIGHT_CHARS = 400_000
 # Per block in a transcript: thousands of blocks share one page's time budget.
@@ -173,6 +176,35 @@ def code_to_html(source: str, *, filename: str = "") -> Markup:
     return _block(source, _EXTENSIONS.get(suffix, PythonLexer)())
 
 
+_LANGUAGE = re.compile(r"[a-z0-9_+#.\-]{1,32}")
+_FENCE_LEXERS: dict[str, Lexer | None] = {}
+
+
+def _fence_lexer(language: str) -> Lexer | None:
+    """The lexer for a code fence's language name, or None; at most 200 names are remembered
+    (the names come from the log)."""
+    name = language.lower()
+    if name not in _FENCE_LEXERS:
+        lexer = None
+        if _LANGUAGE.fullmatch(name):
+            try:
+                lexer = get_lexer_by_name(name)
+            except ClassNotFound:
+                lexer = None
+        if len(_FENCE_LEXERS) >= 200:
+            return lexer
+        _FENCE_LEXERS[name] = lexer
+    return _FENCE_LEXERS[name]
+
+
+def fenced_code_to_html(source: str, language: str) -> Markup:
+    """A Markdown code fence: highlighted when its language is known, else escaped text."""
+    lexer = _fence_lexer(language) if language else None
+    if lexer is None:
+        return Markup('<div class="hl"><pre>%s</pre></div>') % source
+    return _block(source, lexer)
+
+
 def text_to_html(text: str) -> Markup:
     return Markup('<pre class="plain">%s</pre>') % text
 
@@ -181,6 +213,7 @@ __all__ = [
     "block_css",
     "code_to_html",
     "diff_to_html",
+    "fenced_code_to_html",
     "json_to_html",
     "python_to_html",
     "text_to_html",

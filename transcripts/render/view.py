@@ -7,16 +7,25 @@ log is cut off with a notice instead of recursing without end.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
+from transcripts.render.ansi import strip_ansi
+from transcripts.render.commands import command_summary, has_command_tags
+from transcripts.render.content import without_image_marks
+from transcripts.render.timing import IDLE_AFTER_S, transcript_timing
 
 MAX_DEPTH = 40
 # A tool result longer than this shows its head, with the rest one click away.
 RESULT_PREVIEW_CHARS = 1_500
 RESULT_PREVIEW_LINES = 24
 ARGUMENTS_PREVIEW_CHARS = 160
+TITLE_CHARS = 90
+OUTLINE_WORDS_CHARS = 70
+# Markdown that reads as noise on one line: emphasis stars, backticks, heading and quote marks.
+_MARKDOWN_MARKS = re.compile(r"[*`]+|^[ \t]*(?:#{1,6}|>)[ \t]+", re.M)
 
 
 @dataclass
@@ -47,6 +56,7 @@ class EventView:
 class TurnView:
     turn: Turn
     events: list[EventView]
+    duration_s: float | None = None  # active time (see timing.py); None without timestamps
 
 
 @dataclass
@@ -68,6 +78,9 @@ class Figures:
     errors: int
     usage: Usage
     main_usage: Usage
+    active_s: float | None = None  # timing.py: gaps longer than idle_after_s count as idle
+    wall_s: float | None = None
+    idle_after_s: float = IDLE_AFTER_S
 
 
 @dataclass
@@ -80,22 +93,26 @@ class TranscriptView:
 
 def build_view(transcript: Transcript) -> TranscriptView:
     children = _children_by_event(transcript)
+    timing = transcript_timing(transcript)
     placed: set[str] = set()
     main = None
     if transcript.threads:
-        main = _thread_view(transcript.main, children, placed, depth=0)
+        main = _thread_view(transcript.main, children, placed, depth=0, durations=timing.turns)
     orphans = [
-        _thread_view(thread, children, placed, depth=1)
+        _thread_view(thread, children, placed, depth=1, durations=timing.turns)
         for thread in transcript.threads[1:]
         if thread.id not in placed
     ]
-    return TranscriptView(transcript, main, orphans, _figures(transcript))
+    figures = _figures(transcript)
+    figures.active_s, figures.wall_s = timing.active_s, timing.wall_s
+    return TranscriptView(transcript, main, orphans, figures)
 
 
 def _children_by_event(transcript: Transcript) -> dict[str, list[Thread]]:
-    by_id = {thread.id: thread for thread in transcript.threads}
+    # Abandoned branches hang under the notice where they branch off, as subagents do.
+    by_id = {thread.id: thread for thread in transcript.all_threads()}
     children: dict[str, list[Thread]] = {}
-    for thread in transcript.threads[1:]:
+    for thread in transcript.all_threads()[1:]:
         if thread.parent_event:
             children.setdefault(thread.parent_event, []).append(thread)
     for event in transcript.events():
@@ -108,8 +125,14 @@ def _children_by_event(transcript: Transcript) -> dict[str, list[Thread]]:
 
 
 def _thread_view(
-    thread: Thread, children: dict[str, list[Thread]], placed: set[str], *, depth: int
+    thread: Thread,
+    children: dict[str, list[Thread]],
+    placed: set[str],
+    *,
+    depth: int,
+    durations: dict[int, float] | None = None,
 ) -> ThreadView:
+    durations = durations if durations is not None else {}
     placed.add(thread.id)
     turns = []
     count = 0
@@ -121,10 +144,12 @@ def _thread_view(
                 if child.id in placed or depth + 1 > MAX_DEPTH:
                     view.cut_off = True
                     continue
-                view.children.append(_thread_view(child, children, placed, depth=depth + 1))
+                view.children.append(
+                    _thread_view(child, children, placed, depth=depth + 1, durations=durations)
+                )
             events.append(view)
         count += len(events)
-        turns.append(TurnView(turn, events))
+        turns.append(TurnView(turn, events, durations.get(id(turn))))
     return ThreadView(thread, turns, depth, thread.usage(), count)
 
 
@@ -140,6 +165,56 @@ def _figures(transcript: Transcript) -> Figures:
         usage=transcript.usage(),
         main_usage=transcript.usage(include_subagents=False),
     )
+
+
+def first_prompt(transcript: Transcript) -> str | None:
+    """The first thing the user asked, on one line, cut at TITLE_CHARS (for the page title)."""
+    if not transcript.threads:
+        return None
+    for turn in transcript.main.turns:
+        for event in turn.events:
+            if event.kind == EventKind.USER_TEXT:
+                line = one_line(event.text, TITLE_CHARS)
+                if line:
+                    return line
+    return None
+
+
+def one_line(text: str, limit: int) -> str:
+    """Text as one trimmed line of at most `limit` characters; command tags read as commands."""
+    if has_command_tags(text):
+        text = command_summary(text)
+    text = _MARKDOWN_MARKS.sub("", strip_ansi(without_image_marks(text[: limit * 4])))
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "\u2026"
+
+
+@dataclass
+class OutlineEntry:
+    turn: TurnView
+    kind: str  # user | assistant | tools | other: what the turn mostly is
+    words: str  # its first words, or the names of the tools it called
+
+
+def outline(thread: ThreadView) -> list[OutlineEntry]:
+    return [_outline_entry(turn) for turn in thread.turns]
+
+
+def _outline_entry(view: TurnView) -> OutlineEntry:
+    tools: list[str] = []
+    for event in view.turn.events:
+        if event.kind in (EventKind.USER_TEXT, EventKind.ASSISTANT_TEXT) and event.text.strip():
+            kind = "user" if event.kind == EventKind.USER_TEXT else "assistant"
+            words = one_line(event.text, OUTLINE_WORDS_CHARS)
+            if tools:
+                words = ", ".join(tools) + " \u00b7 " + words
+            return OutlineEntry(view, kind, words)
+        if event.kind == EventKind.TOOL_CALL and event.tool_name not in tools and len(tools) < 4:
+            tools.append(event.tool_name or "?")
+    if tools:
+        return OutlineEntry(view, "tools", one_line(", ".join(tools), OUTLINE_WORDS_CHARS))
+    kinds = sorted({event.kind.value.replace("_", " ") for event in view.turn.events})
+    return OutlineEntry(view, "other", ", ".join(kinds[:3]))
 
 
 def result_preview(text: str) -> str | None:

@@ -34,13 +34,14 @@ def test_inspect_json_prints_exactly_the_documented_counts():
         "file_changes": 2,
         "subagents": 1,
         "malformed_lines": 1,
+        # billed: the abandoned branch's call (1 in, 7 out, sonnet $3/$15 per million) included
         "usage": {
-            "input_tokens": 25,
-            "output_tokens": 113,
+            "input_tokens": 26,
+            "output_tokens": 120,
             "cache_read_tokens": 310,
             "cache_write_tokens": 110,
         },
-        "cost_usd": 0.002122,
+        "cost_usd": 0.00223,
         "cost_computed": True,
     }
 

@@ -210,3 +210,56 @@ def test_ghost_snapshots_are_skipped_and_compaction_items_are_compactions():
     transcript = parse_bytes(data, "r.jsonl")
     assert events_of(transcript, EventKind.UNKNOWN) == []
     assert texts(transcript, EventKind.COMPACTION) == ["Conversation compacted"]
+
+
+@pytest.fixture(scope="module")
+def tool_search():
+    return parse_path(FIXTURES / "codex_tool_search.jsonl")
+
+
+def test_tool_search_call_is_a_tool_call_with_its_query_joined_to_what_it_loaded(tool_search):
+    assert events_of(tool_search, EventKind.UNKNOWN) == []
+    first, _, server = events_of(tool_search, EventKind.TOOL_CALL)
+    assert first.tool_name == "tool_search" and first.call_id == "call_ts1"
+    assert first.arguments == {"query": "calendar create", "limit": 2}
+    results = {e.call_id: e for e in events_of(tool_search, EventKind.TOOL_RESULT)}
+    assert results["call_ts1"].tool_name == "tool_search"
+    assert results["call_ts1"].text == (
+        "Loaded 2 tools:\ncalendar.create_event: Create an event\ncalendar.list_events: List events"
+    )
+    # A server-side search has no call id on either side: its id and its output's place join them.
+    assert server.call_id == "ts_2" and server.arguments == {"query": "gmail send"}
+    assert results["ts_2"].text == "Loaded 1 tool:\ngmail_send: Send mail"
+    [turn] = [t for t in tool_search.main.turns if server in t.events]
+    assert turn.events.index(results["ts_2"]) == turn.events.index(server) + 1
+
+
+def test_a_tool_a_search_loaded_is_named_with_its_namespace(tool_search):
+    [result] = [e for e in events_of(tool_search, EventKind.TOOL_RESULT) if e.call_id == "call_ev"]
+    assert result.tool_name == "calendar.create_event" and result.text == "Created event 42"
+
+
+def test_tool_search_tokens_are_the_deltas_of_the_running_totals(tool_search):
+    # totals (input, cached, output): (1000,200,50), (2600,1000,90) twice, (4000,2200,150)
+    calls = [usage_tuple(t.usage) for t in tool_search.main.turns if t.usage is not None]
+    assert calls == [(1000 - 200, 50, 200, 0), (1600 - 800, 40, 800, 0), (1400 - 1200, 60, 1200, 0)]
+    # 800 + 800 + 200 = 1800 = 4000 - 2200 uncached; 50 + 40 + 60 = 150 out
+    assert usage_tuple(tool_search.usage()) == (1800, 150, 2200, 0)
+
+
+def test_tool_search_records_of_odd_shapes_are_read_or_reported_never_raised():
+    data = _rollout(
+        ("session_meta", {"id": "s"}),
+        ("response_item", {"type": "tool_search_call", "call_id": "c", "arguments": '{"q": 1}'}),
+        ("response_item", {"type": "tool_search_output", "call_id": "c", "tools": "<b>x</b>"}),
+        ("response_item", {"type": "tool_search_call", "arguments": "not json"}),
+        ("response_item", {"type": "tool_search_output", "call_id": 7, "tools": [None, 3, {}]}),
+        ("response_item", {"type": "tool_search_output", "status": "failed", "tools": None}),
+    )
+    transcript = parse_bytes(data, "r.jsonl")
+    calls = events_of(transcript, EventKind.TOOL_CALL)
+    assert [c.arguments for c in calls] == [{"q": 1}, "not json"]
+    results = events_of(transcript, EventKind.TOOL_RESULT)
+    assert [r.text for r in results] == ["No tools found", "Loaded 1 tool:\n?", "No tools found"]
+    assert results[0].call_id == "c" and results[2].is_error
+    assert transcript.malformed == []

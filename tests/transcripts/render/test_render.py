@@ -18,6 +18,9 @@ ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "div", "h1", "h2", "a", "section", "span",
     "ul", "li", "code", "details", "summary", "template", "nav", "button", "input", "article",
     "pre", "p", "script",
+    # Markdown (markdown.py), the outline's turn numbers, images (data: URLs only).
+    "b", "strong", "em", "s", "h3", "h4", "h5", "h6", "ol", "blockquote", "hr", "br", "table",
+    "thead", "tbody", "tr", "th", "td", "img",
 }  # fmt: skip
 
 
@@ -135,8 +138,8 @@ def test_reasoning_is_collapsed_in_an_inert_template_with_its_length():
 def test_long_result_shows_its_head_and_keeps_the_rest_one_click_away():
     text = "\n".join(f"line {i}" for i in range(500))
     html = export_html(transcript(event(EventKind.TOOL_RESULT, "t", text=text)))
-    assert '<pre class="txt head ">line 0\n' in html
-    head = html.split('<pre class="txt head ">', 1)[1].split("</pre>", 1)[0]
+    assert '<pre class="txt head ns ">line 0\n' in html
+    head = html.split('<pre class="txt head ns ">', 1)[1].split("</pre>", 1)[0]
     assert "line 499" not in head
     assert "Show all (" in html and "line 499" in html
 

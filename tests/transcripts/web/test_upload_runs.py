@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from arena.agents.registry import ADAPTERS
 from arena.models import Agent, Run
-from arena.run_logs import HARNESS_BY_FORMAT
+from arena.run_logs import HARNESS_BY_FORMAT, UPLOAD_ONLY_HARNESSES
 from tests.api.factories import error_of
 from tests.transcripts.web.conftest import stored_files, zip_folder
 from tests.transcripts.web.test_upload import post
@@ -177,7 +177,9 @@ def test_a_chat_message_list_names_a_model_but_no_harness(client, api_token, tas
 def test_every_cli_log_format_names_an_adapter_of_the_arena():
     cli_formats = set(_parsers()) - {"openai-chat-messages", "anthropic-messages"}
     assert set(HARNESS_BY_FORMAT) == cli_formats
-    assert set(HARNESS_BY_FORMAT.values()) <= set(ADAPTERS)
+    # Each harness is the arena's adapter of that CLI, or one declared upload-only.
+    assert set(HARNESS_BY_FORMAT.values()) <= set(ADAPTERS) | UPLOAD_ONLY_HARNESSES
+    assert not UPLOAD_ONLY_HARNESSES & set(ADAPTERS)
 
 
 # -- a log with no events ----------------------------------------------------------------------

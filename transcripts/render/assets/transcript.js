@@ -5,6 +5,13 @@
 (function () {
   "use strict";
 
+  const MAX_MARKS = 10000;
+  const timeline = document.querySelector(".tl-main") || document.querySelector("[data-panel=timeline]");
+  const toolbar = document.querySelector(".toolbar");
+  // Which <template> a fragment is the content of: a node inside an inert template has the
+  // fragment as its root, and this leads back to the element that must be made live.
+  const owners = new WeakMap();
+
   function instantiate(template) {
     if (template.parentNode) template.replaceWith(template.content);
   }
@@ -15,43 +22,35 @@
     }
   }
 
-  // Make a template's content live and open every fold on the way to it.
-  function reveal(template) {
-    const holder = template.parentElement;
-    instantiate(template);
-    let node = holder;
-    while (node) {
-      if (node.tagName === "DETAILS") node.open = true;
-      node = node.parentElement;
+  function openAncestors(node) {
+    for (let n = node.parentElement; n; n = n.parentElement) {
+      if (n.tagName === "DETAILS" && !n.open) n.open = true;
     }
   }
 
-  function lazyTemplates() {
-    return Array.from(document.querySelectorAll("template.lazy"));
+  // Make a node that may sit inside (nested) inert templates live, outermost template first.
+  function makeLive(node) {
+    const chain = [];
+    let n = node;
+    while (!n.isConnected) {
+      const template = owners.get(n.getRootNode());
+      if (!template) return false;
+      chain.push(template);
+      n = template;
+    }
+    for (let k = chain.length - 1; k >= 0; k -= 1) instantiate(chain[k]);
+    openAncestors(node);
+    return node.isConnected;
   }
 
-  // `textContent` of a fragment skips nested templates' content, so look into them too.
-  function fragmentHas(fragment, test) {
-    if (test(fragment)) return true;
-    for (const inner of fragment.querySelectorAll("template")) {
-      if (fragmentHas(inner.content, test)) return true;
+  // Every template under `root`, depth first, with its content registered in `owners`.
+  function eachTemplate(root, visit) {
+    for (const template of root.querySelectorAll("template")) {
+      owners.set(template.content, template);
+      if (visit(template) === false) return false;
+      if (eachTemplate(template.content, visit) === false) return false;
     }
-    return false;
-  }
-
-  function revealWhere(test) {
-    let changed = true;
-    let rounds = 0;
-    while (changed && rounds < 200) {
-      changed = false;
-      rounds += 1;
-      for (const template of lazyTemplates()) {
-        if (fragmentHas(template.content, test)) {
-          reveal(template);
-          changed = true;
-        }
-      }
-    }
+    return true;
   }
 
   document.addEventListener(
@@ -63,38 +62,85 @@
     true
   );
 
-  // Long timelines arrive in chunks that become live as they near the viewport.
-  const chunks = document.querySelectorAll("[data-chunk]");
-  if ("IntersectionObserver" in window) {
+  // Long lists arrive in chunks that become live as they near the viewport (the timeline) or
+  // the outline's visible part. The outline's are no folds: Expand all leaves them be.
+  function lazyChunks(selector, root, margin) {
+    const chunks = document.querySelectorAll(selector);
+    if (!chunks.length) return;
+    if (!("IntersectionObserver" in window)) {
+      chunks.forEach(function (chunk) { chunk.querySelectorAll(":scope > template").forEach(instantiate); });
+      return;
+    }
     const observer = new IntersectionObserver(
       function (entries) {
         for (const entry of entries) {
           if (!entry.isIntersecting) continue;
           observer.unobserve(entry.target);
-          const template = entry.target.querySelector(":scope > template.lazy");
+          const template = entry.target.querySelector(":scope > template");
           if (template) instantiate(template);
         }
       },
-      { rootMargin: "2000px 0px" }
+      { root: root, rootMargin: margin }
     );
     chunks.forEach(function (chunk) { observer.observe(chunk); });
-  } else {
-    chunks.forEach(function (chunk) { openFold(chunk); });
+  }
+  lazyChunks("[data-chunk]", null, "2000px 0px");
+  const outlineBox = document.getElementById("outline");
+  lazyChunks("[data-ochunk]", document.getElementById("outline-list"), "600px 0px");
+
+  // The sticky search bar's height, for scroll-margin-top: a target lands below the bar.
+  function measureBar() {
+    if (toolbar) document.documentElement.style.setProperty("--bar", toolbar.offsetHeight + "px");
+  }
+  measureBar();
+  if ("ResizeObserver" in window && toolbar) new ResizeObserver(measureBar).observe(toolbar);
+
+  // Scroll to an element and keep it there while lazy content above it settles.
+  function scrollToElement(el, block) {
+    el.scrollIntoView({ block: block });
+    let want = el.getBoundingClientRect().top;
+    let frames = 0;
+    function settle() {
+      const top = el.getBoundingClientRect().top;
+      if (Math.abs(top - want) > 2) {
+        el.scrollIntoView({ block: block });
+        want = el.getBoundingClientRect().top;
+      }
+      frames += 1;
+      if (frames < 8) requestAnimationFrame(settle);
+    }
+    requestAnimationFrame(settle);
+  }
+
+  // Expand all: each template's nested templates are expanded inside its inert content first,
+  // so the live DOM changes once per top-level template.
+  function expandInside(template) {
+    const content = template.content;
+    for (const inner of content.querySelectorAll("template.lazy")) expandInside(inner);
+    for (const details of content.querySelectorAll("details.fold")) details.open = true;
+    template.replaceWith(content);
   }
 
   function expandAll() {
-    let templates = lazyTemplates();
-    let rounds = 0;
-    while (templates.length && rounds < 200) {
-      templates.forEach(instantiate);
-      templates = lazyTemplates();
-      rounds += 1;
+    for (const template of document.querySelectorAll("template.lazy")) {
+      if (template.parentNode) expandInside(template);
     }
     document.querySelectorAll("details.fold").forEach(function (d) { d.open = true; });
   }
 
   function collapseAll() {
     document.querySelectorAll("details.fold").forEach(function (d) { d.open = false; });
+  }
+
+  function findById(id) {
+    const live = document.getElementById(id);
+    if (live) return live;
+    let found = null;
+    eachTemplate(document, function (template) {
+      found = template.content.getElementById(id);
+      return found === null;
+    });
+    return found;
   }
 
   function goToHash() {
@@ -105,61 +151,147 @@
       return;
     }
     if (!id) return;
-    if (!document.getElementById(id)) {
-      revealWhere(function (fragment) { return fragment.getElementById(id) !== null; });
-    }
-    const target = document.getElementById(id);
-    if (!target) return;
-    let node = target.parentElement;
-    while (node) {
-      if (node.tagName === "DETAILS") node.open = true;
-      node = node.parentElement;
-    }
+    const target = findById(id);
+    if (!target || !makeLive(target)) return;
     document.querySelectorAll(".targeted").forEach(function (el) { el.classList.remove("targeted"); });
     target.classList.add("targeted");
-    target.scrollIntoView({ block: "start" });
+    scrollToElement(target, "start");
   }
 
-  // Search: open the folds whose content matches, then step through the matching events.
+  // Search: every match of the term is wrapped in <mark>, in live and inert content alike
+  // (marking inert content costs no layout); a fold that holds matches is flagged, and only
+  // the match being shown is made live and opened.
   const input = document.getElementById("search");
   const counter = document.getElementById("search-count");
-  let hits = [];
+  let marks = [];
+  let flagged = [];
   let current = -1;
+  let capped = false;
 
-  function clearHits() {
-    hits.forEach(function (el) { el.classList.remove("hit", "current"); });
-    hits = [];
+  function clearMarks() {
+    const parents = new Set();
+    for (const mark of marks) {
+      const parent = mark.parentNode;
+      if (!parent) continue;
+      parent.replaceChild(document.createTextNode(mark.textContent), mark);
+      parents.add(parent);
+    }
+    parents.forEach(function (parent) { parent.normalize(); });
+    flagged.forEach(function (el) { el.classList.remove("has-hit"); });
+    document.querySelectorAll(".current").forEach(function (el) { el.classList.remove("current"); });
+    marks = [];
+    flagged = [];
     current = -1;
+    capped = false;
+  }
+
+  function skipSubtree(walker) {
+    for (;;) {
+      const next = walker.nextSibling();
+      if (next) return next;
+      if (!walker.parentNode()) return null;
+    }
+  }
+
+  // The text nodes under `root` that match, in document order, looking into templates where
+  // they stand. Returns false once MAX_MARKS matches are found.
+  function collect(root, test, found) {
+    // Inert content whose text has no match needs no walk: only its own templates are left.
+    if (root.nodeType === 11 && !test.test(root.textContent)) {
+      for (const template of root.querySelectorAll("template")) {
+        if (!collectTemplate(template, test, found)) return false;
+      }
+      return true;
+    }
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    let node = walker.nextNode();
+    while (node) {
+      if (node.nodeType === 3) {
+        if (test.test(node.data)) {
+          found.push(node);
+          if (found.length >= MAX_MARKS) return false;
+        }
+      } else if (node.classList.contains("ns")) {
+        node = skipSubtree(walker);
+        continue;
+      } else if (node.classList.contains("turn") && !test.test(node.textContent)) {
+        // A live turn (after Expand all) without a match in its text: only its templates.
+        for (const template of node.querySelectorAll("template")) {
+          if (!collectTemplate(template, test, found)) return false;
+        }
+        node = skipSubtree(walker);
+        continue;
+      } else if (node.tagName === "TEMPLATE" && !collectTemplate(node, test, found)) {
+        return false;
+      }
+      node = walker.nextNode();
+    }
+    return true;
+  }
+
+  function collectTemplate(template, test, found) {
+    owners.set(template.content, template);
+    const before = found.length;
+    const more = collect(template.content, test, found);
+    const holder = template.parentNode;
+    if (found.length > before && holder && holder.tagName === "DETAILS") {
+      holder.classList.add("has-hit");
+      flagged.push(holder);
+    }
+    return more;
+  }
+
+  function wrap(textNode, pattern) {
+    const text = textNode.data;
+    const fragment = document.createDocumentFragment();
+    let last = 0;
+    pattern.lastIndex = 0;
+    let match;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match.index > last) fragment.appendChild(document.createTextNode(text.slice(last, match.index)));
+      const mark = document.createElement("mark");
+      mark.className = "sh";
+      mark.textContent = match[0];
+      fragment.appendChild(mark);
+      marks.push(mark);
+      last = match.index + match[0].length;
+      if (marks.length >= MAX_MARKS) break;
+    }
+    if (last < text.length) fragment.appendChild(document.createTextNode(text.slice(last)));
+    textNode.parentNode.replaceChild(fragment, textNode);
   }
 
   function showHit(index) {
-    if (!hits.length) {
-      counter.textContent = input.value ? "no match" : "";
+    if (!marks.length) {
+      counter.textContent = input.value.trim() ? "no match" : "";
       return;
     }
-    if (current >= 0) hits[current].classList.remove("current");
-    current = (index + hits.length) % hits.length;
-    const el = hits[current];
-    el.classList.add("current");
-    el.scrollIntoView({ block: "center" });
-    counter.textContent = current + 1 + " / " + hits.length;
+    document.querySelectorAll(".current").forEach(function (el) { el.classList.remove("current"); });
+    current = (index + marks.length) % marks.length;
+    const mark = marks[current];
+    makeLive(mark);
+    mark.classList.add("current");
+    const event = mark.closest("[data-ev]");
+    if (event) event.classList.add("current");
+    scrollToElement(mark, "center");
+    counter.textContent = current + 1 + " / " + marks.length + (capped ? "+" : "");
   }
 
   function search() {
-    clearHits();
-    const query = input.value.trim().toLowerCase();
-    if (!query) {
+    clearMarks();
+    const query = input.value.trim();
+    if (!query || !timeline) {
       counter.textContent = "";
       return;
     }
-    const matches = function (node) { return node.textContent.toLowerCase().includes(query); };
-    revealWhere(matches);
-    const events = Array.from(document.querySelectorAll("[data-ev]")).filter(matches);
-    // Only the innermost matching events: a subagent's spawning event contains its children.
-    hits = events.filter(function (el) {
-      return !Array.from(el.querySelectorAll("[data-ev]")).some(matches);
-    });
-    hits.forEach(function (el) { el.classList.add("hit"); });
+    const source = query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const found = [];
+    capped = !collect(timeline, new RegExp(source, "i"), found);
+    const pattern = new RegExp(source, "gi");
+    for (const node of found) {
+      if (marks.length >= MAX_MARKS) break;
+      wrap(node, pattern);
+    }
     showHit(0);
   }
 
@@ -167,10 +299,11 @@
     input.addEventListener("keydown", function (event) {
       if (event.key !== "Enter") return;
       event.preventDefault();
-      if (hits.length && input.value.trim().toLowerCase() === input.dataset.last) {
+      const query = input.value.trim().toLowerCase();
+      if (marks.length && query === input.dataset.last) {
         showHit(current + (event.shiftKey ? -1 : 1));
       } else {
-        input.dataset.last = input.value.trim().toLowerCase();
+        input.dataset.last = query;
         search();
       }
     });
@@ -196,6 +329,16 @@
       });
     });
   });
+
+  // The outline is a side panel on a wide screen and a fold above the timeline on a narrow
+  // one, which closes again once a turn is picked from it.
+  if (outlineBox) {
+    const wide = window.matchMedia("(min-width: 1100px)");
+    outlineBox.open = wide.matches;
+    outlineBox.addEventListener("click", function (event) {
+      if (event.target.closest("a") && !wide.matches) outlineBox.open = false;
+    });
+  }
 
   window.addEventListener("hashchange", goToHash);
   goToHash();
