@@ -86,3 +86,23 @@ def test_redacting_twice_changes_nothing_more():
 def test_bytes_that_are_not_utf8_pass_through():
     data = b"\xff\xfe GITHUB_TOKEN=abcdef123 \x80"
     assert redact_bytes(data) == b"\xff\xfe GITHUB_TOKEN=[REDACTED] \x80"
+
+
+def test_every_secret_name_ending_is_found_through_its_scan():
+    from transcripts.formats.redact import _SECRET_NAME_ENDINGS
+
+    for ending in _SECRET_NAME_ENDINGS:
+        name = "MY_" + ending.decode()
+        assert redact_text(f"{name}=hunter2-value ok") == f"{name}={MARKER} ok", name
+
+
+def test_key_shapes_inside_base64_image_data_are_left_alone():
+    import base64
+
+    blob = base64.b64encode(bytes(range(256)) * 4).decode()
+    line = json.dumps({"data": blob[:200] + "/AKIAABCDEFGHIJKLMNOP" + blob[200:]})
+    assert redact_text(line) == line
+    assert redact_text('aws "AKIAABCDEFGHIJKLMNOP"') == f'aws "{MARKER}"'
+    assert redact_text("token ghp_" + "a" * 36 + " and github_pat_" + "b" * 22) == (
+        f"token {MARKER} and {MARKER}"
+    )
