@@ -190,34 +190,62 @@ def bootstrap_interval(
     return intervals[0] if intervals else None
 
 
+@dataclass(frozen=True)
+class TaskStats:
+    """One task's runs as the bootstrap needs them, a row of statistics per run: every row
+    while there are at most EXACT_REPEATS runs, else their count, mean, spread (population
+    standard deviation), least and greatest value per statistic."""
+
+    n: int
+    mean: tuple[float, ...]
+    spread: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    rows: tuple[tuple[float, ...], ...] = ()
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[Sequence[float]]) -> "TaskStats":
+        values = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+        kept = tuple(tuple(map(float, r)) for r in values) if len(rows) <= EXACT_REPEATS else ()
+        return cls(
+            n=len(rows),
+            mean=tuple(values.mean(axis=0)),
+            spread=tuple(values.std(axis=0)),
+            low=tuple(values.min(axis=0)),
+            high=tuple(values.max(axis=0)),
+            rows=kept,
+        )
+
+
 def bootstrap_intervals(
-    groups: Sequence[Sequence[Sequence[float]]],
+    groups: Sequence[Sequence[Sequence[float]] | TaskStats],
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     level: float = BOOTSTRAP_LEVEL,
     seed: int = 0,
 ) -> list[Interval]:
-    """bootstrap_interval for several statistics at once: each run is a row of values, and
-    every statistic is taken over the same drawn tasks. [] when there are no runs.
+    """bootstrap_interval for several statistics at once: each run is a row of values (or a
+    task is given as its TaskStats), and every statistic is taken over the same drawn tasks.
+    [] when there are no runs.
 
     A task with more than EXACT_REPEATS runs has the sum of its redrawn runs taken from the
     normal law with the same mean and variance (the central limit theorem at that size), so a
     board of many repeats costs resamples x tasks, not resamples x runs."""
-    kept = [np.asarray(g, dtype=np.float64).reshape(len(g), -1) for g in groups if len(g)]
-    if not kept:
+    tasks = [g if isinstance(g, TaskStats) else TaskStats.of_rows(g) for g in groups if _n(g)]
+    if not tasks:
         return []
-    sizes = np.array([len(g) for g in kept], dtype=np.int64)
-    n_tasks, n_stats = len(kept), kept[0].shape[1]
+    sizes = np.array([t.n for t in tasks], dtype=np.int64)
+    n_tasks, n_stats = len(tasks), len(tasks[0].mean)
     small = sizes <= EXACT_REPEATS
-    values = np.concatenate(
-        [g for g, is_small in zip(kept, small, strict=True) if is_small] or [np.empty((0, n_stats))]
-    )
+    values = np.array(
+        [row for t in tasks if t.n <= EXACT_REPEATS for row in t.rows], dtype=np.float64
+    ).reshape(-1, n_stats)
     starts = np.zeros(n_tasks, dtype=np.int64)
     starts[small] = np.concatenate([[0], np.cumsum(sizes[small])[:-1]]) if small.any() else []
-    means = np.array([g.mean(axis=0) for g in kept])  # per task and statistic
-    spreads = np.array([g.std(axis=0) for g in kept])
-    low_ends = np.array([g.min(axis=0) for g in kept]) * sizes[:, None]
-    high_ends = np.array([g.max(axis=0) for g in kept]) * sizes[:, None]
+    means = np.array([t.mean for t in tasks])  # per task and statistic
+    spreads = np.array([t.spread for t in tasks])
+    low_ends = np.array([t.low for t in tasks]) * sizes[:, None]
+    high_ends = np.array([t.high for t in tasks]) * sizes[:, None]
     rng = np.random.default_rng(seed)
     pooled = np.empty((resamples, n_stats))
     chunk = max(1, min(resamples, 1_000_000 // (n_tasks * EXACT_REPEATS)))
@@ -228,10 +256,10 @@ def bootstrap_intervals(
         exact = small[picked]
         slots = np.flatnonzero(exact)
         if len(slots):
-            tasks = np.repeat(picked[slots], sizes[picked[slots]])  # the task of each drawn run
+            drawn_tasks = np.repeat(picked[slots], sizes[picked[slots]])  # a task per drawn run
             owner = np.repeat(np.arange(len(slots)), sizes[picked[slots]])
-            within = (rng.random(len(tasks)) * sizes[tasks]).astype(np.int64)
-            drawn = values[starts[tasks] + within]
+            within = (rng.random(len(drawn_tasks)) * sizes[drawn_tasks]).astype(np.int64)
+            drawn = values[starts[drawn_tasks] + within]
             for column in range(n_stats):
                 slot_sums[slots, column] = np.bincount(owner, drawn[:, column], len(slots))
         slots = np.flatnonzero(~exact)
@@ -249,14 +277,26 @@ def bootstrap_intervals(
     return [(float(bounds[0, c]), float(bounds[1, c])) for c in range(n_stats)]
 
 
-def score_intervals(runs: Sequence[tuple[str, bool, float | None]]) -> dict[str, Interval]:
+def _n(group: Sequence[Sequence[float]] | TaskStats) -> int:
+    return group.n if isinstance(group, TaskStats) else len(group)
+
+
+def run_statistics(ok: bool, speedup: float | None) -> tuple[float, ...]:
+    """A run's row for the intervals: a hit for each fast_p threshold, then its speed_log."""
+    hits = tuple(float(ok and (speedup or 0.0) > p) for p in FAST_P_THRESHOLDS)
+    return (*hits, speed_log(ok, speedup))
+
+
+def score_intervals(
+    runs: Sequence[tuple[str, bool, float | None]], *, summaries: Sequence[TaskStats] = ()
+) -> dict[str, Interval]:
     """95% intervals of fast_p (each threshold) and of the geometric-mean speedup, from runs as
-    (task, ranked and correct, speedup)."""
+    (task, ranked and correct, speedup), and tasks already summed up (TaskStats of
+    run_statistics rows, as SQL gives them for tasks of many runs)."""
     by_task: dict[str, list[tuple[float, ...]]] = {}
     for task, ok, speedup in runs:
-        hits = tuple(float(ok and (speedup or 0.0) > p) for p in FAST_P_THRESHOLDS)
-        by_task.setdefault(task, []).append((*hits, speed_log(ok, speedup)))
-    intervals = bootstrap_intervals(list(by_task.values()))
+        by_task.setdefault(task, []).append(run_statistics(ok, speedup))
+    intervals = bootstrap_intervals([*by_task.values(), *summaries])
     if not intervals:
         return {}
     named = {fast_key(p): intervals[i] for i, p in enumerate(FAST_P_THRESHOLDS)}

@@ -8,16 +8,32 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value, Window
+from django.db.models import (
+    Avg,
+    Case,
+    Count,
+    F,
+    FloatField,
+    Max,
+    Min,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+    Window,
+)
 from django.db.models.functions import Floor, Greatest, Ln, RowNumber
 
 from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
 from evaluator.engine.roofline import compute_dtype_key, peaks_for
 from evaluator.models import Evaluation, EvaluationShape
 from leaderboard.scores import (
+    EXACT_REPEATS,
     FAILURE_SPEEDUP,
     FAST_P_THRESHOLDS,
     AgentScore,
+    TaskStats,
     fast_key,
     mean_and_spread,
     score_intervals,
@@ -228,12 +244,11 @@ def _ranking(filters: ScoreFilters) -> list[RankingRow]:
     scores = board_scores(filters)
     by_agent = _agent_scores(scores, "agent_id")
     graded = _graded(scores)
-    runs: dict[int, list[tuple[str, bool, float | None]]] = {}
-    fields = ("agent_id", "task_id", "ranked", "correct", "speedup")
-    for agent_id, task_id, ranked, correct, speedup in graded.values_list(*fields).order_by():
-        runs.setdefault(agent_id, []).append((task_id, ranked and correct, speedup))
+    runs, summaries = _interval_inputs(graded)
     for agent_id, score in by_agent.items():
-        score.intervals = score_intervals(runs.get(agent_id, []))
+        score.intervals = score_intervals(
+            runs.get(agent_id, []), summaries=summaries.get(agent_id, [])
+        )
     flagged = graded.filter(flagged=True).values("agent_id", "flag_codes").annotate(n=Count("id"))
     for row in flagged.order_by():
         counts = by_agent[row["agent_id"]].flag_counts
@@ -256,6 +271,66 @@ def _ranking(filters: ScoreFilters) -> list[RankingRow]:
         )
         for pk, score in by_agent.items()
     ]
+
+
+def _interval_inputs(
+    graded: QuerySet[RunScore],
+) -> tuple[dict[int, list[tuple[Any, bool, float | None]]], dict[int, list[TaskStats]]]:
+    """Per agent, what its intervals are drawn from: each run of a task it ran at most
+    EXACT_REPEATS times, and SQL's summary (count, mean, spread, bounds of each run_statistics
+    column) of a task it ran more often, so a board of 100,000 runs reads a row per task."""
+    ln_speed = Case(
+        When(_TIMED, then=Ln(Greatest("speedup", Value(FAILURE_SPEEDUP)))),
+        default=Value(_LN_FLOOR),
+        output_field=FloatField(),
+    )
+    hits = {fast_key(p): Count("id", filter=_RANKED & Q(speedup__gt=p)) for p in FAST_P_THRESHOLDS}
+    groups = (
+        graded.values("agent_id", "task_id")
+        .annotate(
+            n=Count("id"),
+            **hits,
+            ln_sum=Sum(ln_speed),
+            ln_sq=Sum(ln_speed * ln_speed),
+            ln_min=Min(ln_speed),
+            ln_max=Max(ln_speed),
+        )
+        .order_by("agent_id", "task_id")
+    )
+    summaries: dict[int, list[TaskStats]] = {}
+    small: list[tuple[int, int]] = []
+    for g in groups:
+        n = g["n"]
+        if n <= EXACT_REPEATS:
+            small.append((g["agent_id"], g["task_id"]))
+            continue
+        shares = [g[fast_key(p)] / n for p in FAST_P_THRESHOLDS]
+        mean_ln = g["ln_sum"] / n
+        summaries.setdefault(g["agent_id"], []).append(
+            TaskStats(
+                n=n,
+                mean=(*shares, mean_ln),
+                spread=(
+                    *(math.sqrt(q * (1 - q)) for q in shares),
+                    math.sqrt(max(g["ln_sq"] / n - mean_ln * mean_ln, 0.0)),
+                ),
+                low=(*(float(q == 1.0) for q in shares), g["ln_min"]),
+                high=(*(float(q > 0.0) for q in shares), g["ln_max"]),
+            )
+        )
+    runs: dict[int, list[tuple[Any, bool, float | None]]] = {}
+    if small:
+        wanted = set(small)
+        fields = ("agent_id", "task_id", "ranked", "correct", "speedup")
+        rows = graded.values_list(*fields).order_by()
+        if summaries:  # some groups are summed up: read the rows of the others' agents and tasks
+            rows = rows.filter(
+                agent_id__in={a for a, _ in small}, task_id__in={t for _, t in small}
+            )
+        for agent_id, task_id, ranked, correct, speedup in rows:
+            if (agent_id, task_id) in wanted:
+                runs.setdefault(agent_id, []).append((task_id, ranked and correct, speedup))
+    return runs, summaries
 
 
 def cpu_unranked_rows(*, filters: ScoreFilters) -> list[dict[str, Any]]:

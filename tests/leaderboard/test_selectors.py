@@ -235,8 +235,9 @@ def test_ranking_costs_a_fixed_number_of_queries(board, django_assert_max_num_qu
         agent = make_agent(f"extra-{i}")
         make_run(agent, board["tasks"][i % 5], speedup=1.0 + i / 10)
     cache.clear()
-    # generation, boards, scores, repeats, runs, flags, best runs, transcripts, agents
-    with django_assert_max_num_queries(11):
+    # generation, boards, scores, repeats, task groups, runs, flags, best runs, transcripts,
+    # agents
+    with django_assert_max_num_queries(12):
         rows = leaderboard_rows(filters=ScoreFilters())
     assert len(rows) == 22
     with django_assert_max_num_queries(1):  # cached: the generation only
@@ -297,3 +298,20 @@ def test_run_list_filters_by_suite_verdict_flag_and_transcript(board):
     )
     [alpha_board] = agent_boards(agent=alpha)
     assert alpha_board["row"].best_run_id == alpha.runs.get(task__slug="t1").pk
+
+
+def test_intervals_of_a_task_run_many_times_come_from_its_sql_summary(board):
+    """40 runs of one task (over EXACT_REPEATS): SQL sums them up, and the interval is the
+    normal law's: 20 of 40 fast, sd sqrt(0.25 / 40) = 0.079, so about 0.5 -+ 0.155."""
+    many = make_agent("many")
+    for i in range(40):
+        make_run(many, board["tasks"][0], speedup=2.0 if i % 2 else 0.5)
+    rows = {r.agent.slug: r.score for r in leaderboard_rows(filters=ScoreFilters())}
+    low, high = rows["many"].intervals["fast_1"]
+    assert low == pytest.approx(0.345, abs=0.03) and high == pytest.approx(0.655, abs=0.03)
+    # The speedup's: ln 2 and ln 0.5 half each, mean 0 (1x), sd ln 2 / sqrt(40) = 0.11.
+    low, high = rows["many"].intervals["speedup"]
+    assert low == pytest.approx(math.exp(-0.215), abs=0.04)
+    assert high == pytest.approx(math.exp(0.215), abs=0.04)
+    # alpha's five tasks, one run each, still draw every run: fast_1 is 1 of 5.
+    assert rows["alpha"].intervals["fast_1"] == pytest.approx((0.0, 0.6))
