@@ -20,6 +20,7 @@ from .records import (
     SourceFile,
     as_text,
     capped_raw,
+    images_of,
     load_json_document,
     record_not_understood,
 )
@@ -68,7 +69,11 @@ def _message(thread: Thread, ids: EventIds, message: dict[str, Any], number: int
     # `line` holds the message's position in the messages list: a JSON document has no lines.
     where = {"timestamp": stamp, "line": number}
     if kind == "user":
-        _event(turn, ids, EventKind.USER_TEXT, text=text, **where)
+        content = message.get("content")
+        images = images_of(content)  # pasted images: parts with inlineData, shown as images
+        if images and isinstance(content, list):
+            text = as_text([part for part in content if not _inline(part)])
+        _event(turn, ids, EventKind.USER_TEXT, text=text, images=images, **where)
     elif kind == "gemini":
         for thought in message.get("thoughts") or []:
             if isinstance(thought, dict):
@@ -91,6 +96,10 @@ def _message(thread: Thread, ids: EventIds, message: dict[str, Any], number: int
         _event(turn, ids, EventKind.SYSTEM_NOTICE, text=text, is_error=kind == "error", **where)
     else:
         _event(turn, ids, EventKind.UNKNOWN, raw_type=str(kind), raw=capped_raw(message), **where)
+
+
+def _inline(part: Any) -> bool:
+    return isinstance(part, dict) and bool(part.get("inlineData") or part.get("inline_data"))
 
 
 def _tool_call(turn: Turn, ids: EventIds, call: dict[str, Any], where: dict[str, Any]) -> None:
