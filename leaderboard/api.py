@@ -171,7 +171,9 @@ class ScoreFilterInputSerializer(serializers.Serializer):
         help_text="the board's GPU model; default (or unknown): the GPU with the most gradings",
     )
     suite = serializers.CharField(
-        max_length=120, required=False, help_text="a suite version, <suite>@<12 hex>"
+        max_length=120,
+        required=False,
+        help_text="a suite (every version of it) or one suite version, <suite>@<12 hex>",
     )
 
     def filters(self) -> ScoreFilters:

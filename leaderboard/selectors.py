@@ -71,7 +71,7 @@ TIE_BREAKERS = ("fast_1", "correct", "speedup")
 class ScoreFilters:
     category: str = ""
     gpu: str = ""
-    suite_version: str = ""
+    suite_version: str = ""  # a suite's name (all its versions) or one version, <suite>@<hex>
 
     def key(self) -> str:
         # Hashed: GPU names hold spaces, which some cache backends refuse in keys.
@@ -101,8 +101,10 @@ def public_scores(filters: ScoreFilters | None = None) -> QuerySet[RunScore]:
         scores = scores.filter(category=filters.category)
     if filters.gpu:
         scores = scores.filter(gpu=filters.gpu)
-    if filters.suite_version:
+    if "@" in filters.suite_version:  # one version of a suite
         scores = scores.filter(suite_version=filters.suite_version)
+    elif filters.suite_version:  # a suite, every version of it
+        scores = scores.filter(suite_version__startswith=f"{filters.suite_version}@")
     return scores
 
 
@@ -357,12 +359,15 @@ def cpu_unranked_rows(*, filters: ScoreFilters) -> list[dict[str, Any]]:
 def leaderboard_filter_options() -> dict[str, Any]:
     def build():
         scores = public_scores()
+        versions = sorted(scores.values_list("suite_version", flat=True).distinct().order_by())
         return {
             "categories": list(Task.Category.values),
             "gpus": board_gpus(),
-            "suite_versions": sorted(
-                scores.values_list("suite_version", flat=True).distinct().order_by()
-            ),
+            "suite_versions": versions,
+            "suites": {
+                suite: [v for v in versions if v.startswith(f"{suite}@")]
+                for suite in sorted({v.split("@", 1)[0] for v in versions})
+            },
         }
 
     return leaderboard_cached("options", build)

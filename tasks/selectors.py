@@ -31,15 +31,23 @@ def task_folder(*, task: Task) -> Path:
     )
 
 
-def task_list(*, category: str = "", backend: str = "") -> QuerySet[Task]:
+def task_list(*, category: str = "", backend: str = "", suite: str = "") -> QuerySet[Task]:
     tasks = Task.objects.filter(is_active=True)
     if category:
         tasks = tasks.filter(category=category)
+    if suite:
+        tasks = tasks.filter(suite=suite)
     if backend:
         # Backends live in the manifest JSON; filtered here so SQLite and Postgres agree.
         slugs = [t.slug for t in tasks if backend in t.manifest.get("backends", [])]
         tasks = tasks.filter(slug__in=slugs)
     return tasks.order_by("category", "slug")
+
+
+def task_suites() -> list[str]:
+    """The suites of the active tasks (core, kernelbench, kernelbench-hard, ...), by name."""
+    suites = Task.objects.filter(is_active=True).values_list("suite", flat=True)
+    return sorted(set(suites))
 
 
 def task_shape_rows(*, task: Task) -> list[dict[str, Any]]:

@@ -5,18 +5,21 @@ from django.shortcuts import render
 
 from config.page_cache import public_page
 from tasks.models import Task
-from tasks.selectors import task_list
+from tasks.selectors import task_list, task_suites
 
 
 @public_page
 def task_index(request):
     category = request.GET.get("category", "")
     backend = request.GET.get("backend", "")
+    suite = request.GET.get("suite", "")[:50]
     context = {
-        "tasks": task_list(category=category, backend=backend),
+        "tasks": task_list(category=category, backend=backend, suite=suite),
         "categories": Task.Category.values,
         "backends": ["cuda", "triton"],
+        "suites": task_suites(),
         "category": category,
         "backend": backend,
+        "suite": suite,
     }
     return render(request, "tasks/index.html", context)

@@ -198,3 +198,15 @@ def test_a_grader_error_is_shown_as_the_graders_not_scored_against_the_agent(cli
     page = html(client, f"/runs/{errored.pk}/")
     assert "the grader failed, not the solution: not counted against the agent" in page
     assert "reward -" not in page
+
+
+def test_the_task_list_and_the_board_choose_a_suite(client, board):
+    from tests.leaderboard.factories import make_task
+
+    make_task("hard-gemm", suite="kernelbench-hard")
+    tasks = html(client, "/tasks/?suite=kernelbench-hard")
+    assert "hard-gemm" in tasks and "/tasks/silu/" not in tasks
+    assert '<option value="kernelbench-hard" selected>' in tasks
+    page = html(client, "/?suite=core")
+    assert '<optgroup label="core">' in page and "/agents/fast-agent/" in page
+    assert "/agents/fast-agent/" not in html(client, "/?suite=kernelbench-hard").split("Latest")[0]

@@ -315,3 +315,18 @@ def test_intervals_of_a_task_run_many_times_come_from_its_sql_summary(board):
     assert high == pytest.approx(math.exp(0.215), abs=0.04)
     # alpha's five tasks, one run each, still draw every run: fast_1 is 1 of 5.
     assert rows["alpha"].intervals["fast_1"] == pytest.approx((0.0, 0.6))
+
+
+def test_a_suite_selects_every_version_of_it(board):
+    other = make_task("x1", suite="kernelbench-hard")
+    make_run(make_agent("hard-one"), other, speedup=1.5)
+    by_suite = {
+        name: sorted(
+            r.agent.slug for r in leaderboard_rows(filters=ScoreFilters(suite_version=name))
+        )
+        for name in ("core", "kernelbench-hard", "nothing")
+    }
+    assert by_suite == {"core": ["alpha", "beta"], "kernelbench-hard": ["hard-one"], "nothing": []}
+    options = leaderboard_filter_options()
+    assert list(options["suites"]) == ["core", "kernelbench-hard"]
+    assert all(v.startswith("kernelbench-hard@") for v in options["suites"]["kernelbench-hard"])
