@@ -66,6 +66,7 @@ class Run(models.Model):
     class Source(models.TextChoices):
         UPLOAD = "upload"
         ARENA = "arena"
+        IMPORTED = "imported"  # published by another benchmark, graded again here (ImportedRun)
 
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="runs")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="runs")
@@ -116,6 +117,30 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk}: {self.agent_id} on {self.task_id}"
+
+
+class ImportedRun(models.Model):
+    """Where an imported run came from (arena/imported_runs.py) and the result its benchmark
+    published for it, kept beside our own grading: outcome, score, audit verdict, trace link."""
+
+    class Origin(models.TextChoices):
+        KERNELBENCH_HARD = "kernelbench-hard", "KernelBench-Hard"
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="imported")
+    origin = models.CharField(max_length=40, choices=Origin.choices)
+    external_id = models.CharField(max_length=200)  # the run's id in its benchmark
+    published = models.JSONField(default=dict, blank=True)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["origin", "external_id"], name="imported_run_unique_per_origin"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.origin} run {self.external_id}"
 
 
 class Batch(models.Model):

@@ -455,6 +455,14 @@ class RunEvaluationOutputSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+class ImportedRunOutputSerializer(serializers.Serializer):
+    """Where an imported run came from and the result its benchmark published for it."""
+
+    origin = serializers.CharField()
+    external_id = serializers.CharField()
+    published = serializers.JSONField()
+
+
 class RunDetailApi(APIView):
     """GET /api/v1/runs/<id>: a run and each of its evaluations, as the grader recorded them."""
 
@@ -470,6 +478,13 @@ class RunDetailApi(APIView):
         cost_usd = serializers.FloatField(allow_null=True)
         created_at = serializers.DateTimeField()
         evaluations = serializers.SerializerMethodField()
+        imported = serializers.SerializerMethodField()
+
+        @extend_schema_field(ImportedRunOutputSerializer(allow_null=True))
+        def get_imported(self, run: Run) -> dict | None:
+            if run.source != Run.Source.IMPORTED or not hasattr(run, "imported"):
+                return None
+            return ImportedRunOutputSerializer(run.imported).data
 
         @extend_schema_field(RunEvaluationOutputSerializer(many=True))
         def get_evaluations(self, run: Run) -> list[dict]:

@@ -1,0 +1,45 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from arena.imported_runs import ImportRefused, kernelbench_hard_runs_import
+
+SOURCES = ("kernelbench-hard",)
+
+
+class Command(BaseCommand):
+    help = (
+        "Import another benchmark's published runs as runs of their agents, each solution "
+        "queued for grading by our grader, the benchmark's own result kept beside ours. "
+        "Idempotent: a run imported before is not imported again."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--from", dest="origin", required=True, choices=SOURCES, help="whose runs"
+        )
+        parser.add_argument("source", type=Path, help="the benchmark's checkout")
+        parser.add_argument("--gpu", default="", help="only the runs on this GPU, e.g. h100")
+
+    def handle(self, *args, origin: str, source: Path, gpu: str = "", **options):
+        if not source.is_dir():
+            raise CommandError(f"{source}: no such folder")
+        try:
+            report = kernelbench_hard_runs_import(
+                source=source.resolve(), gpu=gpu.lower(), progress=self._progress
+            )
+        except ImportRefused as exc:
+            raise CommandError(str(exc)) from None
+        for line in report.skipped:
+            self.stderr.write(f"skipped {line}")
+        self.stdout.write(report.summary())
+        self.stdout.write(
+            "transcripts: none attached (the checkout publishes none; trace links kept)"
+        )
+
+    def _progress(self, done: int, total: int, label: str) -> None:
+        width = len(str(total))
+        self.stderr.write(f"[{done:>{width}}/{total}] {label}")
+        if self.stderr.isatty():
+            sys.stderr.flush()
