@@ -46,8 +46,9 @@ def _compile_ms(
 ) -> float | None:
     if baseline.get("compile_ms"):
         return percentile(baseline["compile_ms"], 0.5)
-    if cached and eager_ms and cached.get("eager_ms"):
-        # Scaled by today's eager time: the cached ratio compile/eager is what carries over.
+    if cached and eager_ms and cached.get("compile_ms") and cached.get("eager_ms"):
+        # Scaled by today's eager time: the cached ratio compile/eager is what carries over. A
+        # cached baseline without a compiled time (compile_baseline off) carries none.
         return float(cached["compile_ms"]) * eager_ms / float(cached["eager_ms"])
     return None
 

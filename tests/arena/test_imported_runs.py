@@ -14,6 +14,7 @@ from evaluator.models import Evaluation
 from tests.leaderboard.factories import make_task
 
 SOLUTION = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+UPSTREAM_SOLUTION = "import torch\n\nclass Model(torch.nn.Module):\n    pass\n"
 TRACE = "https://huggingface.co/datasets/Infatoshi/kernelbench-hard-traces/blob/main/{}.jsonl"
 
 
@@ -93,7 +94,13 @@ def checkout(tmp_path: Path) -> Path:
         (public / "runs" / f"{run_id}_solution.py.txt").write_text(SOLUTION)
     (public / "runs" / "h100" / f"{IN_GPU_FOLDER}_solution.py.txt").write_text(SOLUTION)
     detail = {"run_id": TWO_WORD_HARNESS, "harness": "or-fable", "model": "claude-fable-5"}
-    (public / "data" / "rundetail" / f"{TWO_WORD_HARNESS}.json").write_text(json.dumps(detail))
+    # Current checkouts keep details per GPU: rundetail/<gpu>/<run_id>.json.
+    (public / "data" / "rundetail" / "h100").mkdir()
+    (public / "data" / "rundetail" / "h100" / f"{TWO_WORD_HARNESS}.json").write_text(
+        json.dumps(detail)
+    )
+    # Upstream's own interface: the solution's class is Model.
+    (public / "runs" / f"{WRONG}_solution.py.txt").write_text(UPSTREAM_SOLUTION)
     return tmp_path
 
 
@@ -243,3 +250,18 @@ def test_run_page_and_api_show_the_published_result(checkout, tasks, client):
     assert body["imported"]["origin"] == "kernelbench-hard"
     assert body["imported"]["external_id"] == PASSING
     assert body["imported"]["published"]["verdict"] == "clean"
+
+
+def test_an_upstream_model_class_is_graded_as_model_new(checkout, tasks):
+    from arena.imported_runs import as_model_new
+    from evaluator.models import Evaluation
+
+    run_import(checkout, "--gpu", "h100")
+    stored = Evaluation.objects.get(submission__run__imported__external_id=WRONG).solution_code
+    assert stored.startswith(UPSTREAM_SOLUTION.rstrip("\n"))
+    assert stored.rstrip().endswith("ModelNew = Model")
+    # Left alone: a solution with its own ModelNew, one with no Model, one that does not parse.
+    assert as_model_new(SOLUTION) == SOLUTION
+    assert as_model_new("x = 1\n") == "x = 1\n"
+    assert as_model_new("class Model(:\n") == "class Model(:\n"
+    assert as_model_new("from k import Model as ModelNew\nclass Model: pass\n").count("=") == 0
