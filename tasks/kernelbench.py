@@ -138,7 +138,7 @@ def kernelbench_import(
     old = None
     if report.imported or report.updated or _stale_folders(suite_dir, imported):
         old = _swap_in(catalog, imported)
-    report.sync = _sync_or_restore(catalog, old)
+    report.sync = sync_or_restore(catalog, old)
     return report
 
 
@@ -229,13 +229,14 @@ def _classify(outcome: _Outcome, folder: Path, report: ImportReport) -> None:
     assert outcome.files is not None
     if not folder.is_dir():
         report.imported.append(outcome.slug)
-    elif _same_files(folder, outcome.files):
+    elif same_files(folder, outcome.files):
         report.unchanged.append(outcome.slug)
     else:
         report.updated.append(outcome.slug)
 
 
-def _same_files(folder: Path, files: dict[str, str]) -> bool:
+def same_files(folder: Path, files: dict[str, str]) -> bool:
+    """Whether the task folder holds exactly these files (by name), with this text."""
     present = {p.name for p in folder.iterdir() if p.is_file()}
     if present != set(files):
         return False
@@ -249,26 +250,38 @@ def _stale_folders(suite_dir: Path, imported: list[_Outcome]) -> bool:
 
 
 def _swap_in(catalog: Path, imported: list[_Outcome]) -> Path:
-    """Write the whole suite into a staging folder, load every manifest back, then swap it in."""
+    folders = []
+    for outcome in imported:
+        assert outcome.files is not None
+        folders.append((outcome.slug, outcome.label, outcome.files))
+    return swap_in(catalog, folders)
+
+
+def swap_in(
+    catalog: Path, folders: list[tuple[str, str, dict[str, str]]], *, suite: str = SUITE
+) -> Path:
+    """Write the whole suite, (slug, label for errors, {relative path: text}) per task, into a
+    staging folder, load every manifest back (ImportRefused naming the task), then swap it in
+    for the live suite. Returns where the previous suite went, for sync_or_restore."""
     catalog.mkdir(parents=True, exist_ok=True)
     # Beside the suite (same file system: renames are atomic) but deeper than catalogue
     # folders, so no catalogue scan sees a half-written or a retired suite.
-    work = catalog / ".import" / str(os.getpid())
+    work = catalog / ".import" / f"{suite}-{os.getpid()}"
     staging, old = work / "staging", work / "previous"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     try:
-        for outcome in imported:
-            assert outcome.files is not None
-            folder = staging / outcome.slug
-            folder.mkdir(parents=True)
-            for name, text in outcome.files.items():
+        for slug, label, files in folders:
+            folder = staging / slug
+            for name, text in files.items():
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
                 (folder / name).write_text(text, encoding="utf-8")
-            _check_manifest(folder, outcome.label)
+            _check_manifest(folder, label)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    live = catalog / SUITE
+    staging.mkdir(parents=True, exist_ok=True)  # an empty suite still replaces the old one
+    live = catalog / suite
     if live.exists():
         live.rename(old)
     staging.rename(live)
@@ -283,8 +296,10 @@ def _check_manifest(folder: Path, label: str) -> None:
         raise ImportRefused([f"{label}: {exc}"]) from None
 
 
-def _sync_or_restore(catalog: Path, old: Path | None) -> SyncReport:
-    live = catalog / SUITE
+def sync_or_restore(catalog: Path, old: Path | None, *, suite: str = SUITE) -> SyncReport:
+    """Sync the tasks with the catalogue just swapped in; if that fails, put `old` (the suite's
+    previous folder, as the swap left it) back and re-raise. Every importer ends with it."""
+    live = catalog / suite
     try:
         with transaction.atomic():
             sync = task_sync()
