@@ -257,11 +257,7 @@ def _ranking(filters: ScoreFilters) -> list[RankingRow]:
         for code in filter(None, row["flag_codes"].split(",")):
             counts[code] = counts.get(code, 0) + row["n"]
     best = _best_run_per(graded, ["agent_id"])
-    with_transcript = set(
-        Run.objects.filter(pk__in=best.values(), trajectory__isnull=False).values_list(
-            "pk", flat=True
-        )
-    )
+    with_transcript = _with_transcript(best.values())
     agents = Agent.objects.in_bulk(list(by_agent))
     return [
         RankingRow(
@@ -698,11 +694,7 @@ def _matrix(filters: ScoreFilters) -> dict[str, Any]:
     best_runs = _best_run_per(scores, ["agent_id", "task_id"])
     agents = Agent.objects.in_bulk({r["agent_id"] for r in rows})
     tasks = Task.objects.in_bulk({r["task_id"] for r in rows})
-    with_transcript = set(
-        Run.objects.filter(pk__in=best_runs.values(), trajectory__isnull=False).values_list(
-            "pk", flat=True
-        )
-    )
+    with_transcript = _with_transcript(best_runs.values())
     cells = {}
     for r in rows:
         run_id = best_runs[(r["agent_id"], r["task_id"])]
@@ -732,6 +724,12 @@ def _best_run_per(scores: QuerySet[RunScore], keys: list[str]) -> dict[tuple, in
         position=Window(RowNumber(), partition_by=[F(k) for k in keys], order_by=order)
     ).filter(position=1)
     return {tuple(r[k] for k in keys): r["run_id"] for r in first.values(*keys, "run_id")}
+
+
+def _with_transcript(run_ids) -> set[int]:
+    """Which of these runs have a transcript, in one query (for their one-click links)."""
+    runs = Run.objects.filter(pk__in=list(run_ids), trajectory__isnull=False)
+    return set(runs.values_list("pk", flat=True))
 
 
 def _verdict(row: dict[str, Any]) -> str:
