@@ -202,6 +202,7 @@ def grade_one(
         cause={k: str(failed[0][1]["detail"].get(k, ""))[-1200:] for k in ("error", "log")}
         if failed
         else {},
+        log_tail=str(data.get("log") or "")[-3000:] if data["status"] != "passed" else "",
         shapes=[
             {"shape": r["shape"], "seen": r["seen"], "correct": r["correct"], "reason": r["reason"]}
             for r in data["per_shape"]
@@ -247,7 +248,8 @@ def grade(args: argparse.Namespace) -> int:
     superseded = [*superseded, *({**r, "superseded_because": args.regrade_reason} for r in again)]
     done = {r["run_id"] for r in rows}
     first = {r["run_id"] for r in again}
-    only = {name for name in args.only.split(",") if name}
+    listed = Path(args.only[1:]).read_text() if args.only.startswith("@") else args.only
+    only = {name.strip() for name in listed.split(",") if name.strip()}
     runs = [r for r in runs if r["run_id"] not in done and (not only or r["run_id"] in only)]
     runs = [r for r in runs if r["run_id"] in first] + [r for r in runs if r["run_id"] not in first]
     runs = runs[: args.limit] if args.limit else runs
@@ -433,7 +435,7 @@ def main() -> int:
     g.add_argument("--regrade-status", default="", help="statuses of --resume's rows to redo")
     g.add_argument("--regrade-reason", default="", help="why, kept beside the old rows")
     g.add_argument("--limit", type=int, default=0)
-    g.add_argument("--only", default="", help="run ids (comma-separated)")
+    g.add_argument("--only", default="", help="run ids (comma-separated), or @FILE holding them")
     g.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
     t = sub.add_parser("table")
     t.add_argument("--raw", type=Path, required=True)

@@ -12,10 +12,25 @@ entry on copies of the inputs and returns its result, or the inputs it wrote whe
 nothing) and the starter (`ModelNew`, the same code). The harness itself is never copied and
 never run: the grader's own correctness and timing gates apply.
 
-Everything else is listed as not importable with the reason: kernels that need an AMD GPU, pytest
-and GEAK harnesses (their inputs are built inside parametrised test functions), and runners whose
-inputs use control flow or helpers of their own. A config.yaml that cannot be read, or names a
-source file that is missing, refuses the whole import, naming the file.
+A rocmbench task's source is a pytest file: the kernel, a line of hashes, then the tests. Its one
+correctness test that launches a kernel (test_performance and test_save_* left out, as
+config.yaml's -k leaves them out) becomes the task: the rows of its `parametrize` decorators
+(crossed) are the visible shapes, the statements its launch needs are get_inputs() (grids and
+closures rebuilt in forward), and forward launches the kernel on copies of those inputs and
+returns what the test's first check compares (the launch's result, or the buffers it filled).
+The reference and starter are the kernel part only. A GEAK harness (test_kernel_harness.py)
+is read as a runner whose `run_correctness` gets its cases from the harness's correctness mode
+(`run_correctness(HARNESS_SHAPES)`) and calls the entry under the alias it imports it by; its
+check must compare what the entry returns. Constants such as parametrize lists and
+HARNESS_SHAPES are evaluated from the AST (literals, comprehensions, slices, a few pure
+builtins), never by running the harness.
+
+Everything else is listed as not importable with the reason: kernels that need an AMD GPU, tests
+or runners whose inputs use control flow that leaves early (pytest.skip), names the harness does
+not define or constants that are not literal, harnesses with several correctness tests, and
+checks that compare something other than what the kernel wrote (gradients). A config.yaml that
+cannot be read, or names a source file that is missing, refuses the whole import, naming the
+file.
 
 Atomic and idempotent like tasks/kernelbench.py: folders are staged and loaded back, the suite is
 swapped in and the database synced in one transaction; nothing is written into the source tree.
@@ -25,6 +40,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -176,18 +192,21 @@ def _task(config: Path, label: str, slug: str) -> _Outcome:
     if amd:
         return _Outcome(label, slug, skipped=f"needs an AMD GPU: {amd}")
     runner = folder / "scripts" / "task_runner.py"
+    kind = ""
     if not runner.is_file():
         kind = "GEAK harness" if spec.get("harness_path") else "pytest harness"
-        return _Outcome(
-            label, slug, skipped=f"{kind}: inputs built inside test functions, not translated"
-        )
+        runner = folder / str(spec.get("harness_path") or next(iter(sources)))
     if len(sources) != 1:
         return _Outcome(label, slug, skipped="more than one source file")
     try:
-        harness = _read_runner(runner.read_text(encoding="utf-8"), kernel)
+        text = runner.read_text(encoding="utf-8")
+        if kind == "pytest harness":
+            kernel, harness = _read_pytest(text)
+        else:
+            harness = _read_runner(text, kernel, geak=bool(kind))
     except NotImportable as exc:
-        return _Outcome(label, slug, skipped=str(exc))
-    except (SyntaxError, UnicodeDecodeError) as exc:
+        return _Outcome(label, slug, skipped=f"{kind}: {exc}" if kind else str(exc))
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         raise ImportRefused([f"{runner}: cannot be parsed: {exc}"]) from None
     instructions = str((spec.get("prompt") or {}).get("instructions") or "")
     targets = [str(t) for t in spec.get("target_kernel_functions") or []]
@@ -253,23 +272,34 @@ class _Harness:
     dtype: str
     bytes: str
     tolerance: dict[str, float]
+    # A pytest harness: the test's statements that launch the kernel, run by forward on copies
+    # of the inputs (named by args), and the tensors its check reads.
+    launch: list[str] = field(default_factory=list)
+    returns: list[str] = field(default_factory=list)
 
 
 CASE = "CASE"
 FORBIDDEN_IN_INPUTS = (ast.Return, ast.Continue, ast.Break, ast.Yield, ast.Global, ast.Nonlocal)
 
 
-def _read_runner(text: str, kernel: str = "") -> _Harness:
+def _read_runner(text: str, kernel: str = "", *, geak: bool = False) -> _Harness:
     tree = ast.parse(text)
     try:
-        provided = {n for node in ast.parse(kernel).body for n in _bound_names(node)}
+        kernel_tree = ast.parse(kernel)
     except SyntaxError:
-        provided = set()
+        kernel_tree = ast.Module(body=[], type_ignores=[])
+    provided = {n for node in kernel_tree.body for n in _bound_names(node)}
+    # A GEAK harness imports the kernel's entry under a module alias of its own.
+    entries = _entry_aliases(tree, kernel_tree) if geak else {}
     top = {
         name: node
         for node in tree.body
         for name in ([node.name] if isinstance(node, ast.FunctionDef) else sorted(_assigned(node)))
     }
+    if geak:
+        # The harness's own helpers are the ones its correctness mode calls, even where the
+        # kernel file defines one of the same name.
+        provided -= set(top)
     func = top.get("run_correctness")
     if not isinstance(func, ast.FunctionDef):
         raise NotImportable("runner has no run_correctness")
@@ -281,8 +311,10 @@ def _read_runner(text: str, kernel: str = "") -> _Harness:
         for n in func.body[: func.body.index(loop)]
         if isinstance(n, ast.Assign | ast.Import | ast.ImportFrom)
         and "load_module" not in ast.unparse(n)
+        and not (isinstance(n, ast.ImportFrom) and _imported(n) <= set(entries))
     ]
-    dims, shapes, table = _cases(loop, top)
+    loop, passed = _indexed(loop, _cases_argument(func, loop, tree), top)
+    dims, shapes, table = _cases(loop, top, passed)
     body = list(loop.body)
     if len(body) == 1 and isinstance(body[0], ast.Try):
         body = list(body[0].body)
@@ -290,7 +322,7 @@ def _read_runner(text: str, kernel: str = "") -> _Harness:
     call: ast.Call | None = None
     in_place = False
     for stmt in body:
-        call = _entry_call(stmt)
+        call = _entry_call(stmt, entries)
         if call is not None:
             in_place = isinstance(stmt, ast.Expr)
             break
@@ -299,8 +331,12 @@ def _read_runner(text: str, kernel: str = "") -> _Harness:
         if any(isinstance(n, FORBIDDEN_IN_INPUTS) for n in ast.walk(stmt)):
             raise NotImportable(f"inputs built with an early exit (line {stmt.lineno})")
         before.append(stmt)
-    if call is None or not isinstance(call.func, ast.Attribute):
-        raise NotImportable("no call of the kernel's entry (mod.<name>(...)) in run_correctness")
+    if call is None:
+        entry = "an entry the harness imports" if geak else "mod.<name>(...)"
+        raise NotImportable(f"no call of the kernel's entry ({entry}) in run_correctness")
+    if geak:
+        # The task compares what the entry returns: the harness's check must read that too.
+        _checked_outputs(stmt, body[body.index(stmt) + 1 :], set(), in_place=False)
     args, kwargs = _call_arguments(call)
     before = _needed(before, call)
     _drop_unused_index(loop, [*setup, *before, call], dims, shapes, table)
@@ -320,27 +356,152 @@ def _read_runner(text: str, kernel: str = "") -> _Harness:
         for a in s.names
     }
     used = [n.id for s in [*setup, *before, call] for n in ast.walk(s) if isinstance(n, ast.Name)]
-    helpers = _helpers([u for u in used if u not in local and u != "mod"], top)
-    setup_src = [_strip_seeds(s) for s in setup if "device" not in _assigned(s)]
+    helpers = _helpers(
+        [u for u in used if u not in local and u != "mod" and u not in entries], top, entries
+    )
+    setup_src = [_strip_seeds(s, geak) for s in setup if "device" not in _assigned(s)]
     env = {k: v for s in setup for k, v in _simple(s).items()}
     return _Harness(
         dims=dims,
         shapes=shapes,
         table=table,
         helpers=helpers,
-        body=setup_src + [_strip_seeds(s) for s in before],
+        body=setup_src + [_strip_seeds(s, geak) for s in before],
         args=args,
         kwargs=kwargs,
-        entry=call.func.attr,
+        entry=call.func.attr if isinstance(call.func, ast.Attribute) else entries[_name(call.func)],
         in_place=in_place,
-        dtype=_dtype(env, before),
+        dtype=_dtype(env, before, _constant_dtypes(before, top) if geak else []),
         bytes=_bytes(before, call.args, env, set(dims)),
-        tolerance=_tolerance(body),
+        tolerance=(
+            _tolerance(body, ("allclose", "assert_close"), _passed_values(func, tree), True)
+            if geak
+            else _tolerance(body)
+        ),
     )
 
 
+def _entry_aliases(tree: ast.Module, kernel: ast.Module) -> dict[str, str]:
+    """{name the harness calls: the kernel's function} for every import of a kernel function."""
+    functions = {n.name for n in kernel.body if isinstance(n, ast.FunctionDef)}
+    functions |= {  # `gemm_a16w16 = gemm`
+        name
+        for n in kernel.body
+        if isinstance(n, ast.Assign) and _name(n.value) in functions
+        for name in _assigned(n)
+    }
+    return {
+        a.asname or a.name: a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom)
+        for a in n.names
+        if a.name in functions
+    }
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    return {a.asname or a.name.split(".")[0] for a in node.names}
+
+
+def _name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _defaults(func: ast.FunctionDef) -> dict[str, ast.expr]:
+    names = [a.arg for a in func.args.args][len(func.args.args) - len(func.args.defaults) :]
+    return dict(zip(names, func.args.defaults, strict=True))
+
+
+def _passed_values(func: ast.FunctionDef, tree: ast.Module) -> dict[str, ast.expr]:
+    """run_correctness's parameters as its correctness mode sets them: the argument passed
+    (an argparse option's default for `args.atol`), else the parameter's default."""
+    values = _defaults(func)
+    call = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) == func.name),
+        None,
+    )
+    options = {
+        str(n.args[0].value).lstrip("-").replace("-", "_"): k.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "add_argument"
+        and n.args
+        and isinstance(n.args[0], ast.Constant)
+        for k in n.keywords
+        if k.arg == "default"
+    }
+    for keyword in call.keywords if call is not None else []:
+        value = keyword.value
+        if isinstance(value, ast.Attribute) and value.attr in options:
+            value = options[value.attr]
+        if keyword.arg:
+            values[keyword.arg] = value
+    return values
+
+
+def _cases_argument(func: ast.FunctionDef, loop: ast.For, tree: ast.Module) -> ast.expr | None:
+    """What the harness's correctness mode passes for the parameter the cases loop runs over
+    (`run_correctness(HARNESS_SHAPES)`); None when the loop runs over a constant."""
+    iterable = loop.iter
+    if isinstance(iterable, ast.Call) and _name(iterable.func) == "enumerate":
+        iterable = iterable.args[0]
+    params = [a.arg for a in func.args.args]
+    if not isinstance(iterable, ast.Name) or iterable.id not in params:
+        return None
+    position = params.index(iterable.id)
+    callers = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    for caller in [*callers, tree]:
+        for node in ast.walk(caller):
+            if isinstance(node, ast.Call) and _name(node.func) == func.name:
+                given = {k.arg: k.value for k in node.keywords}
+                if position < len(node.args):
+                    return _local_value(node.args[position], caller, node.lineno)
+                if iterable.id in given:
+                    return _local_value(given[iterable.id], caller, node.lineno)
+    raise NotImportable(f"run_correctness's {iterable.id!r} is never passed")
+
+
+def _local_value(value: ast.expr, caller: ast.FunctionDef | ast.Module, line: int) -> ast.expr:
+    """What a local name passed at `line` was last set to (`indices = list(range(...))`)."""
+    if not isinstance(value, ast.Name):
+        return value
+    sets = [
+        n
+        for n in ast.walk(caller)
+        if isinstance(n, ast.Assign)
+        and n.lineno < line
+        and _assigned(n) == {value.id}
+        and isinstance(n.targets[0], ast.Name)
+    ]
+    return max(sets, key=lambda n: n.lineno).value if sets else value
+
+
+def _indexed(
+    loop: ast.For, passed: ast.expr | None, top: dict[str, ast.stmt]
+) -> tuple[ast.For, ast.expr | None]:
+    """`for idx in indices: M, N, K = ALL_CONFIGS[idx]`, read as a loop over the rows of
+    ALL_CONFIGS that `indices` names."""
+    first = loop.body[0] if loop.body else None
+    if not (
+        isinstance(loop.target, ast.Name)
+        and isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.value, ast.Subscript)
+        and _name(first.value.value) in top
+        and _name(first.value.slice) == loop.target.id
+    ):
+        return loop, passed
+    rows = ast.ListComp(
+        elt=ast.Subscript(first.value.value, ast.Name("_i", ast.Load()), ast.Load()),
+        generators=[ast.comprehension(ast.Name("_i", ast.Store()), passed or loop.iter, [], 0)],
+    )
+    rest = ast.For(target=first.targets[0], iter=loop.iter, body=loop.body[1:], orelse=[])
+    return ast.fix_missing_locations(ast.copy_location(rest, loop)), rows
+
+
 def _cases(
-    loop: ast.For, top: dict[str, ast.stmt]
+    loop: ast.For, top: dict[str, ast.stmt], passed: ast.expr | None = None
 ) -> tuple[list[str], list[dict[str, int]], dict[str, list[Any]]]:
     """(dimensions, visible shapes, table columns) of the loop over the harness's cases."""
     iterable = loop.iter
@@ -351,13 +512,21 @@ def _cases(
         if isinstance(target, ast.Tuple) and len(target.elts) == 2:
             index = ast.unparse(target.elts[0])
             target = target.elts[1]
+    if passed is not None:
+        iterable = passed
     source = top.get(iterable.id) if isinstance(iterable, ast.Name) else None
-    if not isinstance(source, ast.Assign):
+    if isinstance(source, ast.Assign):
+        value = source.value
+    elif passed is not None and not isinstance(passed, ast.Name):
+        value = passed  # what the correctness mode passes, or rows picked by index (_indexed)
+    else:
         raise NotImportable(f"the cases loop runs over {ast.unparse(iterable)!r}, not a constant")
     try:
-        rows = ast.literal_eval(source.value)
+        rows = _constant(value, top)
     except ValueError:
-        raise NotImportable(f"{ast.unparse(iterable)} is not a literal") from None
+        if isinstance(iterable, ast.Name):
+            raise NotImportable(f"{ast.unparse(iterable)} is not a literal") from None
+        raise NotImportable(f"the cases {ast.unparse(iterable)!r} are not a constant") from None
     if isinstance(target, ast.Name) and ast.unparse(iterable) == "SEEDS":
         # One fixed shape, drawn by the harness per seed: the grader draws its own seeds.
         return [], [{}], {target.id: [rows[0]], **({index: [0]} if index else {})}
@@ -438,7 +607,12 @@ def _call_arguments(call: ast.Call) -> tuple[list[str], str]:
     return args, ("{" + ", ".join(parts) + "}") if parts else ""
 
 
-def _helpers(names: list[str], top: dict[str, ast.stmt]) -> list[str]:
+def _helpers(
+    names: list[str],
+    top: dict[str, ast.stmt],
+    entries: dict[str, str] | None = None,
+    provided: frozenset[str] | set[str] = frozenset(),
+) -> list[str]:
     """The harness's own functions and constants the inputs need, in the harness's order."""
     wanted: list[str] = []
     queue = list(dict.fromkeys(names))
@@ -452,17 +626,21 @@ def _helpers(names: list[str], top: dict[str, ast.stmt]) -> list[str]:
                 continue
             raise NotImportable(f"inputs use {name!r}, which the harness does not define")
         text = ast.unparse(node)
-        if re.search(r"\bmod\b|load_module", text) and isinstance(node, ast.FunctionDef):
+        calls = r"\bmod\b|load_module" + "".join(rf"|\b{re.escape(e)}\b" for e in entries or {})
+        if re.search(calls, text) and isinstance(node, ast.FunctionDef):
             raise NotImportable(f"inputs use the harness's {name!r}, which calls the kernel")
         wanted.append(name)
         bound = _bound_names(node)
         queue += [
             n.id
             for n in ast.walk(node)
-            if isinstance(n, ast.Name) and n.id not in bound and n.id not in SAFE_NAMES
+            if isinstance(n, ast.Name)
+            and n.id not in bound
+            and n.id not in SAFE_NAMES
+            and n.id not in provided
         ]
     order = list(top)
-    return [_strip_seeds(top[n]) for n in sorted(wanted, key=order.index)]
+    return [_strip_seeds(top[n], bool(entries)) for n in sorted(wanted, key=order.index)]
 
 
 def _bound_names(node: ast.stmt) -> set[str]:
@@ -496,18 +674,36 @@ class _SeedStripper(ast.NodeTransformer):
         return node
 
 
-def _strip_seeds(node: ast.stmt) -> str:
-    return ast.unparse(_SeedStripper().visit(copy.deepcopy(node)))
+class _Retarget(ast.NodeTransformer):
+    """Tensors a harness puts on "cuda" go to the grader's device (the CPU under the
+    interpreter, a GPU otherwise)."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if node.value == "cuda":
+            return ast.parse("_torch.get_default_device()", mode="eval").body
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" and not node.args:
+            node.func.attr = "to"
+            node.args = [ast.parse("_torch.get_default_device()", mode="eval").body]
+        return node
 
 
-def _entry_call(stmt: ast.stmt) -> ast.Call | None:
+def _strip_seeds(node: ast.stmt, retarget: bool = False) -> str:
+    node = _SeedStripper().visit(copy.deepcopy(node))
+    return ast.unparse(_Retarget().visit(node) if retarget else node)
+
+
+def _entry_call(stmt: ast.stmt, entries: dict[str, str] | None = None) -> ast.Call | None:
     value = stmt.value if isinstance(stmt, ast.Assign | ast.Expr) else None
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and isinstance(value.func.value, ast.Name)
-        and value.func.value.id == "mod"
-    ):
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and _name(func.value) == "mod":
+        return value
+    if _name(func) in (entries or {}):
         return value
     return None
 
@@ -545,8 +741,19 @@ def _dtype_name(expr: str, env: dict[str, str]) -> str:
     return expr.removeprefix("torch.")
 
 
-def _dtype(env: dict[str, str], before: list[ast.stmt]) -> str:
+def _constant_dtypes(stmts: list[ast.stmt], top: dict[str, ast.stmt]) -> list[str]:
+    """The harness constants the statements pass that name a torch dtype (`DTYPE`)."""
+    found = []
+    for n in (n for s in stmts for n in ast.walk(s)):
+        source = top.get(n.id) if isinstance(n, ast.Name) else None
+        if isinstance(source, ast.Assign) and ast.unparse(source.value).startswith("torch."):
+            found.append(ast.unparse(source.value))
+    return found
+
+
+def _dtype(env: dict[str, str], before: list[ast.stmt], extra: list[str] | None = None) -> str:
     names = [env["dtype"]] if "dtype" in env else []
+    names += extra or []
     names += [
         ast.unparse(k.value)
         for s in before
@@ -635,17 +842,463 @@ def _arithmetic(expr: str, dims: set[str]) -> bool:
     return names <= dims and re.fullmatch(r"[\w\s+\-*/%()]+", expr) is not None
 
 
-def _tolerance(body: list[ast.stmt]) -> dict[str, float]:
+def _tolerance(
+    body: list[ast.stmt],
+    checks: tuple[str, ...] = ("allclose",),
+    names: dict[str, ast.expr] | None = None,
+    loosest: bool = False,
+) -> dict[str, float]:
+    """The first check's atol and rtol; with loosest, the largest of every check's (one
+    tolerance covers all of a task's outputs)."""
+    names = names or {}
+    every = []
     for node in (n for s in body for n in ast.walk(s)):
-        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("allclose"):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(checks):
             found = {}
             for k in node.keywords:
                 if k.arg in {"atol", "rtol"}:
+                    value = names.get(_name(k.value), k.value)
                     with contextlib.suppress(ValueError):
-                        found[k.arg] = float(ast.literal_eval(k.value))
-            if len(found) == 2:
+                        found[k.arg] = float(ast.literal_eval(value))
+            if len(found) == 2 and not loosest:
                 return found
-    return {}
+            if len(found) == 2:
+                every.append(found)
+    if not every:
+        return {}
+    return {key: max(f[key] for f in every) for key in ("atol", "rtol")}
+
+
+# ---- constants of a harness, evaluated without running it -------------------------------------
+
+
+class _Source(str):
+    """A value that is source text (`torch.float16`): written into get_inputs as it is."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+PURE_CALLS: dict[str, Callable[..., Any]] = {
+    "int": int,
+    "round": round,
+    "len": len,
+    "range": range,
+    "list": list,
+    "tuple": tuple,
+    "min": min,
+    "max": max,
+}
+BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b if _small(a) and _small(b) else _too_big(),
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b if abs(b) < 64 else _too_big(),
+}
+MAX_ROWS = 100_000
+
+
+def _too_big() -> Any:
+    raise ValueError("too large")
+
+
+def _small(value: Any) -> bool:
+    """A factor that cannot make a list or string of more than MAX_ROWS items."""
+    return not isinstance(value, int) or abs(value) <= MAX_ROWS
+
+
+def _constant(node: ast.expr, top: dict[str, ast.stmt]) -> Any:
+    """The value of a constant expression of the harness: literals, names of the harness's
+    constants, comprehensions, slices and a few pure builtins; ValueError for anything else.
+    Nothing of the harness runs."""
+    try:
+        return _evaluate(node, top)
+    except (ArithmeticError, LookupError, TypeError, AttributeError, RecursionError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _evaluate(node: ast.expr, top: dict[str, ast.stmt], scope: dict[str, Any] | None = None) -> Any:
+    scope = scope or {}
+    with contextlib.suppress(ValueError, SyntaxError):
+        return ast.literal_eval(node)
+    if isinstance(node, ast.Name):
+        if node.id in scope:
+            return scope[node.id]
+        source = top.get(node.id)
+        if isinstance(source, ast.Assign) and len(source.targets) == 1:
+            # A name read while its own value is read (`A = A + [1]`) has no constant value.
+            return _evaluate(source.value, {k: v for k, v in top.items() if k != node.id})
+        raise ValueError(node.id)
+    if isinstance(node, ast.Attribute) and _name(node.value) == "torch":
+        return _Source(ast.unparse(node))
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        keys = [_evaluate(k, top, scope) for k in node.keys if k is not None]
+        return dict(zip(keys, [_evaluate(v, top, scope) for v in node.values], strict=True))
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_evaluate(e, top, scope) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
+        left, right = _evaluate(node.left, top, scope), _evaluate(node.right, top, scope)
+        value = BINARY[type(node.op)](left, right)
+        if isinstance(value, list | tuple | str) and len(value) > MAX_ROWS:
+            raise ValueError("too large")
+        return value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand, top, scope)
+    if isinstance(node, ast.Subscript):
+        base = _evaluate(node.value, top, scope)
+        if isinstance(node.slice, ast.Slice):
+            parts = [node.slice.lower, node.slice.upper, node.slice.step]
+            return base[slice(*(None if p is None else _evaluate(p, top, scope) for p in parts))]
+        return base[_evaluate(node.slice, top, scope)]
+    if isinstance(node, ast.ListComp | ast.GeneratorExp):
+        return list(_comprehension(node, node.generators, top, dict(scope)))
+    if isinstance(node, ast.Call) and not node.keywords:
+        name = ast.unparse(node.func)
+        args = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                args += list(_evaluate(arg.value, top, scope))
+            else:
+                args.append(_evaluate(arg, top, scope))
+        if name == "itertools.chain":
+            return [x for a in args for x in a]
+        if name == "itertools.product":
+            return [tuple(p) for p in itertools.product(*args)]
+        if name in PURE_CALLS and (name != "range" or len(range(*args)) <= MAX_ROWS):
+            return PURE_CALLS[name](*args)
+    if isinstance(node, ast.Starred):
+        raise ValueError("starred")
+    raise ValueError(ast.unparse(node))
+
+
+def _comprehension(
+    node: ast.ListComp | ast.GeneratorExp,
+    generators: list[ast.comprehension],
+    top: dict[str, ast.stmt],
+    scope: dict[str, Any],
+) -> list[Any]:
+    if not generators:
+        return [_evaluate(node.elt, top, scope)]
+    first, rest = generators[0], generators[1:]
+    out = []
+    for value in _evaluate(first.iter, top, scope):
+        inner = dict(scope)
+        _bind(first.target, value, inner)
+        if all(_evaluate(c, top, inner) for c in first.ifs):
+            out += _comprehension(node, rest, top, inner)
+        if len(out) > MAX_ROWS:
+            raise ValueError("too large")
+    return out
+
+
+def _bind(target: ast.expr, value: Any, scope: dict[str, Any]) -> None:
+    if isinstance(target, ast.Name):
+        scope[target.id] = value
+    elif isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(value):
+        for t, v in zip(target.elts, value, strict=True):
+            _bind(t, v, scope)
+    else:
+        raise ValueError(ast.unparse(target))
+
+
+# ---- rocmbench pytest harnesses ----------------------------------------------------------------
+
+# rocmbench test files put the kernel first, then a line of hashes, then the tests.
+SEPARATOR = re.compile(r"^#{60,}[ \t]*$", re.M)
+NOT_CORRECTNESS = re.compile(r"performance|^test_save_")
+NOT_INPUTS = re.compile(r"manual_seed|^set_seed\(|set_printoptions")
+CHECKS = ("assert_close", "allclose", "assert_allclose", "assert_equal", "equal")
+DTYPE_WORDS = {"fp16": "float16", "fp32": "float32", "bf16": "bfloat16", "half": "float16"}
+
+
+def _split_pytest(text: str) -> tuple[str, str]:
+    """(kernel, tests) of a rocmbench test file."""
+    found = SEPARATOR.search(text)
+    if found is None:
+        raise NotImportable("no line of hashes between the kernel and its tests")
+    # The tests keep their line numbers, for the reasons that name one.
+    padding = "\n" * text[: found.end()].count("\n")
+    return text[: found.start()].rstrip() + "\n", padding + text[found.end() :]
+
+
+def _read_pytest(text: str) -> tuple[str, _Harness]:
+    kernel, tests = _split_pytest(text)
+    kernel_tree, tree = ast.parse(kernel), ast.parse(tests)
+    provided = {n for node in kernel_tree.body for n in _bound_names(node)}
+    kernels = {
+        n.name
+        for n in kernel_tree.body
+        if isinstance(n, ast.FunctionDef)
+        and re.search(r"jit|autotune|heuristics", " ".join(map(ast.unparse, n.decorator_list)))
+    }
+    top: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            top[node.name] = node
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            top.update(dict.fromkeys(_imported(node), node))
+        else:
+            top.update(dict.fromkeys(sorted(_assigned(node)), node))
+    # A function, class or alias that launches a kernel is a launcher too (a wrapper,
+    # `attention = _attention.apply`).
+    launchers = set(kernels)
+    for node in [*kernel_tree.body, *tree.body]:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and _launches(node, launchers):
+            launchers.add(node.name)
+        elif (
+            isinstance(node, ast.Assign)
+            and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & launchers
+        ):
+            launchers |= _assigned(node)
+    tests_found = [
+        n
+        for name, n in top.items()
+        if isinstance(n, ast.FunctionDef)
+        and name.startswith("test_")
+        and not NOT_CORRECTNESS.search(name)
+        and any(_launches(s, launchers) for s in n.body)
+    ]
+    if not tests_found:
+        raise NotImportable("no correctness test launches the kernel")
+    if len(tests_found) > 1:
+        names = ", ".join(t.name for t in tests_found)
+        raise NotImportable(f"{len(tests_found)} correctness tests ({names}); a task checks one")
+    return kernel, _read_test(tests_found[0], top, provided, launchers)
+
+
+def _launches(node: ast.AST, launchers: set[str]) -> bool:
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            func = call.func
+            while isinstance(func, ast.Subscript | ast.Attribute):
+                func = func.value
+            if _name(func) in launchers:
+                return True
+    return False
+
+
+def _test_rows(test: ast.FunctionDef, top: dict[str, ast.stmt]) -> list[dict[str, Any]]:
+    """The parametrize decorators' cases, crossed as pytest crosses them."""
+    rows: list[dict[str, Any]] = [{}]
+    for deco in test.decorator_list:
+        if not (isinstance(deco, ast.Call) and ast.unparse(deco.func).endswith("parametrize")):
+            continue
+        try:
+            names = _constant(deco.args[0], top)
+            values = _constant(deco.args[1], top)
+        except (ValueError, IndexError, TypeError):
+            raise NotImportable(f"parametrize at line {deco.lineno} is not a constant") from None
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",") if n.strip()]
+        cases = []
+        for value in values:
+            value = [value] if len(names) == 1 else list(value)
+            if len(value) != len(names):
+                raise NotImportable(f"parametrize at line {deco.lineno}: rows do not match")
+            cases.append(dict(zip(names, value, strict=True)))
+        rows = [{**case, **row} for case in cases for row in rows]
+    if len(rows) > MAX_ROWS:
+        raise NotImportable("too many parametrized cases")
+    return rows
+
+
+def _columns(
+    rows: list[dict[str, Any]],
+) -> tuple[list[str], list[dict[str, int]], dict[str, list[Any]]]:
+    """(dimensions, shapes, table) as _cases makes them, from named rows."""
+
+    def positive(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+    columns = list(rows[0])
+    dims = [c for c in columns if all(positive(r[c]) for r in rows)]
+    table = {c: [r[c] for r in rows] for c in columns if c not in dims}
+    if table:
+        dims.append(CASE)
+    shapes = [
+        {**{c: r[c] for c in columns if c in dims}, **({CASE: n} if table else {})}
+        for n, r in enumerate(rows, 1)
+    ]
+    unique = [s for i, s in enumerate(shapes) if s not in shapes[:i]]
+    if len(unique) < len(shapes) and not table:
+        shapes = unique
+    return dims, shapes, table
+
+
+def _read_test(
+    test: ast.FunctionDef, top: dict[str, ast.stmt], provided: set[str], launchers: set[str]
+) -> _Harness:
+    rows = _test_rows(test, top)
+    params = [a.arg for a in test.args.args]
+    defaults = _defaults(test)
+    preamble: list[ast.stmt] = []
+    for param in params:
+        if param in ("request", "device") or param in rows[0]:
+            continue
+        if param not in defaults:
+            raise NotImportable(f"{test.name} uses the fixture {param!r}")
+        preamble.append(ast.Assign([ast.Name(param, ast.Store())], defaults[param], lineno=0))
+    body = [s for s in test.body if not _is_docstring(s)]
+    index = next(i for i, s in enumerate(body) if _launches(s, launchers))
+    launch = body[index]
+    if not isinstance(launch, ast.Expr | ast.Assign) or not isinstance(launch.value, ast.Call):
+        raise NotImportable(f"the kernel is launched inside control flow (line {launch.lineno})")
+    before = [
+        s
+        for s in preamble + body[:index]
+        if not (isinstance(s, ast.Expr) and NOT_INPUTS.search(ast.unparse(s))) and not _amd_skip(s)
+    ]
+    needed = _needed(before, launch.value)
+    for stmt in needed:
+        if _is_launch_setup(stmt):
+            continue
+        if any(isinstance(n, FORBIDDEN_IN_INPUTS) for n in ast.walk(stmt)) or re.search(
+            r"pytest\.(skip|fail|xfail)", ast.unparse(stmt)
+        ):
+            raise NotImportable(f"inputs built with an early exit (line {stmt.lineno})")
+    # Grids and closures are rebuilt by forward; everything else is an input.
+    on_forward = [s for s in needed if _is_launch_setup(s)]
+    inputs_side = [s for s in needed if s not in on_forward]
+    made = {
+        n.id
+        for s in inputs_side
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    read = [
+        n.id
+        for s in [*on_forward, launch]
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and n.id in made
+    ]
+    args = list(dict.fromkeys(read))
+    buffers = {
+        name
+        for s in inputs_side
+        for name, expr in _simple(s).items()
+        if re.search(r"\.(empty|zeros|full|ones)(_like)?\(", expr)
+    }
+    returns = _checked_outputs(launch, body[index + 1 :], buffers)
+    dims, shapes, table = _columns(rows)
+    local = provided | set(dims) | set(table) | made | SAFE_NAMES | {"device", "_torch"}
+    local |= {name for s in [*needed, launch] for name in _bound_names(s)}
+    used = [n.id for s in [*needed, launch] for n in ast.walk(s) if isinstance(n, ast.Name)]
+    helpers = _helpers([u for u in used if u not in local], top, provided=provided)
+    helpers = [_strip_seeds(ast.parse(h).body[0], True) for h in helpers]
+    env = {k: v for s in inputs_side for k, v in _simple(s).items()}
+    check = next((s for s in body[index + 1 :] if _check_call(s)), None)
+    return _Harness(
+        dims=dims,
+        shapes=shapes,
+        table=table,
+        helpers=helpers,
+        body=[_strip_seeds(s, True) for s in inputs_side],
+        args=args,
+        kwargs="",
+        entry=_launched(launch, launchers),
+        in_place=False,
+        dtype=_table_dtype(table) or _dtype(env, inputs_side),
+        bytes=_bytes(inputs_side, [ast.Name(a) for a in args if a not in buffers], env, set(dims)),
+        tolerance=_tolerance([check], CHECKS) if check is not None else {},
+        launch=[_strip_seeds(s, True) for s in [*on_forward, launch]],
+        returns=returns,
+    )
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _amd_skip(stmt: ast.stmt) -> bool:
+    """`if is_hip(): pytest.skip(...)`: a case that only AMD GPUs skip."""
+    return (
+        isinstance(stmt, ast.If)
+        and bool(GUARD.search(ast.unparse(stmt.test)))
+        and not stmt.orelse
+        and all("pytest.skip" in ast.unparse(s) for s in stmt.body)
+    )
+
+
+def _is_launch_setup(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.FunctionDef):
+        return True
+    if isinstance(stmt, ast.Assign):
+        return isinstance(stmt.value, ast.Lambda) or "grid" in _assigned(stmt)
+    return False
+
+
+def _launched(launch: ast.Expr | ast.Assign, launchers: set[str]) -> str:
+    assert isinstance(launch.value, ast.Call)
+    func = launch.value.func
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    return _name(func) if _name(func) in launchers else ast.unparse(func)
+
+
+def _check_call(stmt: ast.stmt) -> ast.Call | None:
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(CHECKS):
+            return node
+    return None
+
+
+def _checked_outputs(
+    launch: ast.stmt, after: list[ast.stmt], buffers: set[str], in_place: bool = True
+) -> list[str]:
+    """The tensors the launch wrote that the test's first check reads: its results and the
+    buffers it was given to fill (or, where the check compares neither and in_place allows,
+    the arguments it compares)."""
+    call = getattr(launch, "value", None)
+    assert isinstance(call, ast.Call)
+    targets = getattr(launch, "targets", [])
+    passed = {_name(a) for a in [*call.args, *(k.value for k in call.keywords)]} - {""}
+    written = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    derived = {n: n for n in written | (passed & buffers)}
+    for stmt in after:
+        check = _check_call(stmt) or (stmt if isinstance(stmt, ast.Assert) else None)
+        if check is not None:
+            names = [n.id for n in ast.walk(check) if isinstance(n, ast.Name)]
+            compared = [_base(a) for a in getattr(check, "args", [])]
+            read = [derived[n] for n in names if n in derived]
+            read = read or [n for n in compared if n in passed and in_place]
+            if read:
+                return list(dict.fromkeys(read))
+            break
+        if isinstance(stmt, ast.Assign):
+            # `out_cpu = out.cpu()` still reads the kernel's output; `ref = x + y` does not.
+            sources = [
+                derived[n.id]
+                for n in ast.walk(stmt.value)
+                if isinstance(n, ast.Name) and n.id in derived
+            ]
+            for name in _assigned(stmt):
+                if len(sources) == 1:
+                    derived[name] = sources[0]
+                else:
+                    derived.pop(name, None)
+    raise NotImportable(f"the check after line {launch.lineno} reads nothing the kernel wrote")
+
+
+def _base(node: ast.expr) -> str:
+    """`out` of `out`, `out.cpu().numpy()` or `out[0:n]`."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return _name(node)
+
+
+def _table_dtype(table: dict[str, list[Any]]) -> str:
+    for values in table.values():
+        first = str(values[0]).removeprefix("torch.")
+        first = DTYPE_WORDS.get(first, first)
+        if first in {"float16", "bfloat16", "float32"}:
+            return first
+    return ""
 
 
 # ---- generated files ---------------------------------------------------------------------------
@@ -658,9 +1311,10 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
         pick = f"[{CASE} - 1]" if CASE in harness.dims else "[0]"
         columns.append(f"    {name} = {values!r}{pick}")
     returned = ", ".join(harness.args + ([harness.kwargs] if harness.kwargs else []))
+    built_by = "the test" if harness.launch else "the harness's run_correctness"
     get_inputs = [
         "def get_inputs():",
-        "    # Built as the harness's run_correctness builds them, on the grader's device and",
+        f"    # Built as {built_by} builds them, on the grader's device and",
         "    # with the grader's seeds.",
         "    device = _torch.get_default_device()",
         *columns,
@@ -668,7 +1322,9 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
         f"    return [{returned}]",
     ]
     forward = ["    def forward(self, *args):"]
-    if harness.kwargs:
+    if harness.launch:
+        forward += _launch_forward(harness, columns)
+    elif harness.kwargs:
         forward.append("        *args, kwargs = args")
     else:
         forward.append("        kwargs = {}")
@@ -678,13 +1334,17 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
             "        args = [_copy(a) for a in args]",
             "        kwargs = {k: _copy(v) for k, v in kwargs.items()}",
         ]
-    forward += [
-        f"        out = {harness.entry}(*args, **kwargs)",
-        "        if out is None:",
-        "            written = [*args, *kwargs.values()]",
-        "            return tuple(a for a in written if isinstance(a, _torch.Tensor))",
-        "        return out",
-    ]
+    forward += (
+        []
+        if harness.launch
+        else [
+            f"        out = {harness.entry}(*args, **kwargs)",
+            "        if out is None:",
+            "            written = [*args, *kwargs.values()]",
+            "            return tuple(a for a in written if isinstance(a, _torch.Tensor))",
+            "        return out",
+        ]
+    )
     lines = [
         kernel.rstrip(),
         "",
@@ -715,6 +1375,19 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
     if not re.search(r"^import torch$", kernel, re.M):
         text = "import torch\n" + text
     return text
+
+
+def _launch_forward(harness: _Harness, columns: list[str]) -> list[str]:
+    unpack = ", ".join(harness.args) + ("," if len(harness.args) == 1 else "")
+    returned = ", ".join(harness.returns) + ("," if len(harness.returns) > 1 else "")
+    return [
+        "        # The test's launch, on copies of the inputs: the kernel writes into them.",
+        "        device = _torch.get_default_device()",
+        *([f"        {unpack} = [_copy(a) for a in args]"] if harness.args else []),
+        *[f"    {c}" for c in columns],
+        *[f"        {line}" for s in harness.launch for line in s.splitlines()],
+        f"        return {returned}",
+    ]
 
 
 def _manifest(slug: str, label: str, harness: _Harness) -> str:

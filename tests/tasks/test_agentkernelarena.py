@@ -5,12 +5,23 @@ TEST_SHAPES of integers (a local derived from a dimension, allclose tolerances),
 with a harness helper and an in-place entry called with a keyword, a SEEDS runner whose
 gen_inputs returns (args, kwargs), an AMD-only launch option, an AMD intrinsic guarded by a
 ROCm test (imported), an early exit while building the
-inputs, a rocmbench pytest task and a GEAK harness task.
+inputs; rocmbench pytest files (a list-comprehension parametrize with a dtype string, a grid
+function and a launch into a preallocated output checked by assert_close; a harness wrapper,
+crossed parametrize decorators with ids, a parameter default, a ROCm-only skip and a derived
+output; a pytest.skip inside the inputs, refused; one without the kernel/tests separator,
+refused) and GEAK harnesses (shapes passed to run_correctness from a computed constant, an
+aliased import of the entry, a harness helper shadowing the kernel's; rows of ALL_CONFIGS picked
+by the indices main passes, an entry that is an alias in the kernel, a dtype constant, checks of
+different tolerances; a check of gradients, refused; one without run_correctness, refused).
 """
 
 import hashlib
 import importlib.util
+import os
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -26,6 +37,10 @@ SLUGS = {
     "aka-vllm-triton-fill",
     "aka-vllm-triton-seeded",
     "aka-vllm-triton-guarded",
+    "aka-rocmbench-easy-test-vadd",
+    "aka-rocmbench-medium-test-rowmax",
+    "aka-geak-eval-l2-scale-geak",
+    "aka-geak-eval-l3-indexed-geak",
 }
 
 
@@ -67,12 +82,25 @@ def tree_digest(root: Path) -> str:
 def test_imports_translatable_tasks_and_lists_the_rest(db, checkout, imported, capsys):
     before = tree_digest(checkout)
     out = run_import(checkout, capsys)
-    assert "agentkernelarena: 4 imported, 0 updated, 0 unchanged, 4 not importable" in out.out
-    assert "[8/8] " in out.err
+    assert "agentkernelarena: 8 imported, 0 updated, 0 unchanged, 6 not importable" in out.out
+    assert "[14/14] " in out.err
     assert "not importable vllm/triton_amd: needs an AMD GPU: uses waves_per_eu" in out.err
     assert "not importable vllm/triton_early: inputs built with an early exit" in out.err
-    assert "not importable rocmbench/easy/test_add: pytest harness" in out.err
-    assert "not importable geak_eval/L1/copy: GEAK harness" in out.err
+    assert (
+        "not importable rocmbench/easy/test_add: pytest harness: no line of hashes between "
+        "the kernel and its tests"
+    ) in out.err
+    assert (
+        "not importable rocmbench/easy/test_skipping: pytest harness: inputs built with an "
+        "early exit (line 18)"
+    ) in out.err
+    assert "not importable geak_eval/L1/copy: GEAK harness: runner has no run_correctness" in (
+        out.err
+    )
+    assert (
+        "not importable geak_eval/L2/grad_geak: GEAK harness: the check after line 11 reads "
+        "nothing the kernel wrote"
+    ) in out.err
     assert set(Task.objects.filter(suite="agentkernelarena").values_list("slug", flat=True)) == (
         SLUGS
     )
@@ -134,11 +162,104 @@ def test_reference_modules_run(db, checkout, imported, capsys):
     assert spec.visible_shapes == ({},) and spec.fixed_reason
 
 
+def test_pytest_harness_becomes_shapes_inputs_and_tolerance(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    spec = load_task("aka-rocmbench-easy-test-vadd", catalogs=[imported])
+    # Integer columns are dimensions; the dtype string is picked per row by CASE.
+    assert spec.visible_shapes == tuple(
+        {"SIZE": size, "BLOCK_SIZE": 32, "CASE": case}
+        for case, size in enumerate([96, 96, 200, 200], 1)
+    )
+    assert spec.dtype == "float16" and spec.tolerance == {"atol": 1e-3, "rtol": 1e-2}
+    assert spec.bytes_moved == "4 * SIZE + 4 * SIZE"  # the output buffer is not an input read
+    source = checkout / "tasks/triton2triton/rocmbench/easy/test_vadd/test_vadd.py"
+    kernel = source.read_text().split("#" * 100)[0].rstrip()
+    reference = (spec.folder / "reference.py").read_text()
+    starter = (spec.folder / "starter" / "solution.py").read_text()
+    assert reference.startswith(kernel) and starter.startswith(kernel)
+    for dropped in ("def test_", "performance_utils", "result_gold", "request", "manual_seed"):
+        assert dropped not in reference
+    assert "vadd_kernel[grid](x, y, output, SIZE, BLOCK_SIZE=BLOCK_SIZE)" in reference
+    rowmax = load_task("aka-rocmbench-medium-test-rowmax", catalogs=[imported])
+    # Two parametrize decorators cross; the ROCm-only skip is dropped, the wrapper kept.
+    assert len(rowmax.visible_shapes) == 4 and rowmax.dtype == "float32"
+    assert rowmax.tolerance == {"atol": 0.0, "rtol": 0.0}
+    text = (rowmax.folder / "reference.py").read_text()
+    assert "def rowmax(x):" in text and "is_hip" not in text and "dtype = torch.float16" in text
+
+
+def test_geak_harness_becomes_shapes_inputs_and_tolerance(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    spec = load_task("aka-geak-eval-l2-scale-geak", catalogs=[imported])
+    # HARNESS_SHAPES, computed from ALL_SHAPES, is what the correctness mode checks.
+    assert spec.visible_shapes == (
+        {"rows": 4, "cols": 32, "CASE": 1},
+        {"rows": 8, "cols": 64, "CASE": 2},
+    )
+    assert spec.tolerance == {"atol": 1e-5, "rtol": 1e-6}
+    text = (spec.folder / "reference.py").read_text()
+    assert "out = scale(*args, **kwargs)" in text and "aiter" not in text
+    # The harness's make_input (seed dropped, put on the grader's device) follows the kernel's.
+    assert text.rindex("def make_input(rows, cols") > text.index("def make_input(n)")
+    assert "manual_seed" not in text and '"cuda"' not in text.split("def make_input(rows")[1]
+    indexed = load_task("aka-geak-eval-l3-indexed-geak", catalogs=[imported])
+    # `for idx in indices: cfg = ALL_CONFIGS[idx]`, indices = every row: one CASE per config.
+    assert indexed.visible_shapes == tuple({"CASE": n} for n in range(1, 5))
+    assert indexed.dtype == "float16"  # DTYPE, the constant the inputs are built with
+    assert indexed.tolerance == {"atol": 1e-2, "rtol": 1e-3}  # the loosest of its checks
+    text = (indexed.folder / "reference.py").read_text()
+    assert "out = scale_a16(*args, **kwargs)" in text and "[CASE - 1]" in text
+
+
+RUN_UNDER_INTERPRETER = """
+import importlib.util, sys, torch
+def load(path, **shape):
+    spec = importlib.util.spec_from_file_location(path.split("/")[-2].replace("-", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    vars(module).update(shape)
+    return module
+root = sys.argv[1]
+vadd = load(root + "/aka-rocmbench-easy-test-vadd/reference.py", SIZE=200, CASE=4)
+x, y, output = vadd.get_inputs()
+(written,) = [vadd.Model()(x, y, output)]
+assert x.dtype == torch.float32 and torch.equal(written, x + y) and not output.equal(written)
+rowmax = load(root + "/aka-rocmbench-medium-test-rowmax/starter/solution.py", M=3, N=32, CASE=3)
+(x,) = rowmax.get_inputs()
+assert x.dtype == torch.float16 and torch.equal(rowmax.ModelNew()(x), x.max(dim=1)[0])
+scale = load(root + "/aka-geak-eval-l2-scale-geak/reference.py", rows=8, cols=64, CASE=2)
+x, factor = scale.get_inputs()
+assert factor == 2.0 and torch.equal(scale.Model()(x, factor), x * 2.0)
+print("ran")
+"""
+
+
+def test_translated_modules_run_their_kernels_under_the_interpreter(db, checkout, imported, capsys):
+    """get_inputs() builds what the test builds; forward launches the kernel and returns what
+    the test's check reads (the output buffer, on a copy; the wrapper's result)."""
+    pytest.importorskip("triton")
+    run_import(checkout, capsys)
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(RUN_UNDER_INTERPRETER),
+            str(imported / "agentkernelarena"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.stdout.strip() == "ran", ran.stderr[-3000:]
+
+
 def test_reimport_reports_every_task_unchanged(db, checkout, imported, capsys):
     run_import(checkout, capsys)
     versions = dict(Task.objects.values_list("slug", "version_hash"))
     out = run_import(checkout, capsys)
-    assert "0 imported, 0 updated, 4 unchanged, 4 not importable" in out.out
+    assert "0 imported, 0 updated, 8 unchanged, 6 not importable" in out.out
     assert dict(Task.objects.values_list("slug", "version_hash")) == versions
 
 
