@@ -7,7 +7,8 @@
     python bench/kernelbench_hard_gpu.py grade --dir var/device/kbh --out OUT/raw.json \\
         [--workers 1] [--unseen 2] [--timeout-s 240] [--deadline-s 520] [--resume]
     # here: our verdict beside theirs, per run and counted
-    python bench/kernelbench_hard_gpu.py table --raw raw.json \\
+    python bench/kernelbench_hard_gpu.py table --raw raw.json [--raw raw2.json] \\
+        [--previous bench/results/kernelbench-hard-regrade-<gpu>.json] \\
         --out bench/results/kernelbench-hard-regrade-<gpu>.json
 
 prepare reads the checkout's public/data/catalog.json (the cells of bench "hard" on one GPU), each
@@ -321,16 +322,47 @@ def inconclusive(row: dict[str, Any], share: float) -> str:
     return ""
 
 
+def merged_raw(paths: list[Path]) -> dict[str, Any]:
+    """Raw files of several grade calls on one GPU as one: a run graded again keeps its last
+    row, the earlier one goes to "superseded"."""
+    merged: dict[str, Any] = {"calls": [], "rows": [], "superseded": []}
+    for path in paths:
+        raw = json.loads(path.read_text())
+        if merged.get("gpu", raw["gpu"]) != raw["gpu"]:
+            raise SystemExit(f"{path} was graded on {raw['gpu']}, not {merged['gpu']}")
+        merged["gpu"], merged["torch"] = raw["gpu"], raw["torch"]
+        # Rows written before the rows carried their share: the smallest share of the file's calls.
+        least = min((c.get("settings", {}).get("share", 1.0) for c in raw["calls"]), default=1.0)
+        again = {r["run_id"] for r in raw["rows"]}
+        merged["superseded"] += [
+            {**r, "superseded_because": "graded again by a later call"}
+            for r in merged["rows"]
+            if r["run_id"] in again
+        ]
+        merged["rows"] = [r for r in merged["rows"] if r["run_id"] not in again]
+        merged["rows"] += [{"memory_share": least, **r} for r in raw["rows"]]
+        merged["calls"] += raw["calls"]
+        merged["superseded"] += raw.get("superseded", [])
+    return merged
+
+
 def table(args: argparse.Namespace) -> int:
-    raw = json.loads(args.raw.read_text())
-    # Rows written before the rows carried their share: the smallest share of any call.
-    least = min((c.get("settings", {}).get("share", 1.0) for c in raw["calls"]), default=1.0)
+    raw = merged_raw(args.raw)
+    previous = json.loads(args.previous.read_text()) if args.previous else None
+    if previous and previous["gpu"] != raw["gpu"]:
+        raise SystemExit(f"{args.previous} was graded on {previous['gpu']}, not {raw['gpu']}")
     runs = {r["run_id"]: r for r in json.loads((args.dir / "runs.json").read_text())["runs"]}
-    rows = []
+    graded_now = {r["run_id"] for r in raw["rows"]}
+    rows = [r for r in (previous or {}).get("rows", []) if r["run_id"] not in graded_now]
+    superseded = [
+        {**r["ours"], "run_id": r["run_id"], "superseded_because": "graded again by a later call"}
+        for r in (previous or {}).get("rows", [])
+        if r["run_id"] in graded_now
+    ]
     for graded in sorted(raw["rows"], key=lambda r: r["run_id"]):
         run = runs[graded["run_id"]]
         ours_passed, ours_reason = ours_verdict(graded)
-        unsure = inconclusive(graded, graded.get("memory_share", least))
+        unsure = inconclusive(graded, graded["memory_share"])
         rows.append(
             {
                 "run_id": graded["run_id"],
@@ -356,6 +388,7 @@ def table(args: argparse.Namespace) -> int:
                 },
             }
         )
+    rows.sort(key=lambda r: r["run_id"])
     graded_ids = {r["run_id"] for r in rows}
     counts = {
         "runs_published": len(runs),
@@ -386,7 +419,7 @@ def table(args: argparse.Namespace) -> int:
     out = {
         "gpu": raw["gpu"],
         "torch": raw["torch"],
-        "calls": raw["calls"],
+        "calls": [*(previous or {}).get("calls", []), *raw["calls"]],
         "how": __doc__.split("\n\n", 2)[2].strip() if __doc__ else "",
         "counts": counts,
         "differ": [
@@ -402,7 +435,7 @@ def table(args: argparse.Namespace) -> int:
         "not_graded": sorted(set(runs) - graded_ids),
         "superseded": [
             {k: r.get(k) for k in ("run_id", "status", "error", "superseded_because")}
-            for r in raw.get("superseded", [])
+            for r in [*(previous or {}).get("superseded", []), *superseded, *raw["superseded"]]
         ],
         "rows": rows,
     }
@@ -438,7 +471,8 @@ def main() -> int:
     g.add_argument("--only", default="", help="run ids (comma-separated), or @FILE holding them")
     g.add_argument("--device", default="cuda", help="cpu: a smoke run of this script")
     t = sub.add_parser("table")
-    t.add_argument("--raw", type=Path, required=True)
+    t.add_argument("--raw", type=Path, action="append", required=True, help="repeatable")
+    t.add_argument("--previous", type=Path, default=None, help="an earlier table: its rows stay")
     t.add_argument("--dir", type=Path, default=Path("var/device/kbh"))
     t.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
