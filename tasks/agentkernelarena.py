@@ -61,6 +61,9 @@ AMD_ONLY = {
     "tl.extra.hip": "uses tl.extra.hip (AMD intrinsics)",
     "waves_per_eu": "uses waves_per_eu (an AMD-only launch option)",
     "matrix_instr_nonkdim": "uses matrix_instr_nonkdim (an AMD-only launch option)",
+    # Torch offers this dtype on NVIDIA too, so a kernel that picks it when torch has it hands
+    # Triton fp8e4b8, which only AMD GPUs support.
+    "torch.float8_e4m3fnuz": "uses torch.float8_e4m3fnuz (AMD's fp8e4b8)",
 }
 GUARD = re.compile(r"hip|rocm|amd|gfx", re.IGNORECASE)
 ELEMENT_BYTES = {
@@ -208,6 +211,9 @@ def _task(config: Path, label: str, slug: str) -> _Outcome:
         return _Outcome(label, slug, skipped=f"{kind}: {exc}" if kind else str(exc))
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         raise ImportRefused([f"{runner}: cannot be parsed: {exc}"]) from None
+    cache = _cached_results(kernel)
+    if cache:
+        return _Outcome(label, slug, skipped=cache)
     instructions = str((spec.get("prompt") or {}).get("instructions") or "")
     targets = [str(t) for t in spec.get("target_kernel_functions") or []]
     files = {
@@ -256,6 +262,38 @@ def _amd_only(kernel: str) -> str:
     return visit(tree, False)
 
 
+def _cached_results(kernel: str) -> str:
+    """Why calls of the kernel depend on earlier calls: a module-level dict that a function
+    fills with tensors it allocates (a later call overwrites the output an earlier one
+    returned) or keys by `data_ptr()` (a new tensor at a freed one's address reads stale
+    values); "" when none."""
+    try:
+        tree = ast.parse(kernel)
+    except SyntaxError:
+        return ""
+    caches = {
+        name
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and not node.value.keys
+        for name in _assigned(node)
+    }
+    for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        text = ast.unparse(func)
+        for name in sorted(caches):
+            stored = any(
+                isinstance(n, ast.Subscript)
+                and isinstance(n.ctx, ast.Store)
+                and _name(n.value) == name
+                for n in ast.walk(func)
+            )
+            if stored and re.search(r"data_ptr\(|torch\.(empty|zeros)\(", text):
+                return (
+                    f"keeps tensors in the module-level cache {name!r} ({func.name}): a call's "
+                    "result depends on earlier calls"
+                )
+    return ""
+
+
 @dataclass
 class _Harness:
     dims: list[str]
@@ -276,6 +314,13 @@ class _Harness:
     # of the inputs (named by args), and the tensors its check reads.
     launch: list[str] = field(default_factory=list)
     returns: list[str] = field(default_factory=list)
+    # A runner: the harness's imports its copied statements use; which parts of the entry's
+    # result (indices, or None for all of it) and which arguments (positions, keyword names)
+    # its checks compare, [] when they cannot be told; whether forward runs on copies.
+    imports: list[str] = field(default_factory=list)
+    returned: list[int] | None = None
+    compared: list[int | str] = field(default_factory=list)
+    copies: bool = False
 
 
 CASE = "CASE"
@@ -296,10 +341,10 @@ def _read_runner(text: str, kernel: str = "", *, geak: bool = False) -> _Harness
         for node in tree.body
         for name in ([node.name] if isinstance(node, ast.FunctionDef) else sorted(_assigned(node)))
     }
-    if geak:
-        # The harness's own helpers are the ones its correctness mode calls, even where the
-        # kernel file defines one of the same name.
-        provided -= set(top)
+    # The harness's own helpers are the ones its correctness mode calls, even where the kernel
+    # file defines one of the same name: those are renamed in what is copied.
+    renames = {name: f"_harness_{name}" for name in sorted(provided & set(top))}
+    provided -= set(top)
     func = top.get("run_correctness")
     if not isinstance(func, ast.FunctionDef):
         raise NotImportable("runner has no run_correctness")
@@ -357,20 +402,32 @@ def _read_runner(text: str, kernel: str = "", *, geak: bool = False) -> _Harness
     }
     used = [n.id for s in [*setup, *before, call] for n in ast.walk(s) if isinstance(n, ast.Name)]
     helpers = _helpers(
-        [u for u in used if u not in local and u != "mod" and u not in entries], top, entries
+        [u for u in used if u not in local and u != "mod" and u not in entries],
+        top,
+        entries,
+        renames=renames,
     )
-    setup_src = [_strip_seeds(s, geak) for s in setup if "device" not in _assigned(s)]
+    setup_src = [_strip_seeds(s, geak, renames) for s in setup if "device" not in _assigned(s)]
+    body_src = setup_src + [_strip_seeds(s, geak, renames) for s in before]
+    if any("data_ptr(" in text for text in [*helpers, *body_src]):
+        raise NotImportable("inputs hold raw device pointers (data_ptr())")
     env = {k: v for s in setup for k, v in _simple(s).items()}
+    after = body[body.index(stmt) + 1 :]
+    returned, compared = _compared(stmt, call, after)
     return _Harness(
         dims=dims,
         shapes=shapes,
         table=table,
         helpers=helpers,
-        body=setup_src + [_strip_seeds(s, geak) for s in before],
+        body=body_src,
         args=args,
         kwargs=kwargs,
         entry=call.func.attr if isinstance(call.func, ast.Attribute) else entries[_name(call.func)],
         in_place=in_place,
+        imports=_imports(tree, [*helpers, *body_src], set(entries)),
+        returned=returned,
+        compared=compared,
+        copies=in_place or bool(compared) or _written_hint(call, [*before, *after]),
         dtype=_dtype(env, before, _constant_dtypes(before, top) if geak else []),
         bytes=_bytes(before, call.args, env, set(dims)),
         tolerance=(
@@ -612,6 +669,7 @@ def _helpers(
     top: dict[str, ast.stmt],
     entries: dict[str, str] | None = None,
     provided: frozenset[str] | set[str] = frozenset(),
+    renames: dict[str, str] | None = None,
 ) -> list[str]:
     """The harness's own functions and constants the inputs need, in the harness's order."""
     wanted: list[str] = []
@@ -640,7 +698,7 @@ def _helpers(
             and n.id not in provided
         ]
     order = list(top)
-    return [_strip_seeds(top[n], bool(entries)) for n in sorted(wanted, key=order.index)]
+    return [_strip_seeds(top[n], bool(entries), renames) for n in sorted(wanted, key=order.index)]
 
 
 def _bound_names(node: ast.stmt) -> set[str]:
@@ -691,9 +749,181 @@ class _Retarget(ast.NodeTransformer):
         return node
 
 
-def _strip_seeds(node: ast.stmt, retarget: bool = False) -> str:
+class _Unmod(ast.NodeTransformer):
+    """A runner reaches the kernel's names through `mod.<name>`; in our module they are the
+    module's own. The harness's names that the kernel also defines are renamed (`renames`), so
+    the harness's helper never replaces the kernel's function."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        node.id = self.renames.get(node.id, node.id)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        node.name = self.renames.get(node.name, node.name)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if _name(node.value) == "mod":
+            return ast.copy_location(ast.Name(node.attr, node.ctx), node)
+        self.generic_visit(node)
+        return node
+
+
+def _strip_seeds(
+    node: ast.stmt, retarget: bool = False, renames: dict[str, str] | None = None
+) -> str:
     node = _SeedStripper().visit(copy.deepcopy(node))
+    if renames is not None:
+        node = _Unmod(renames).visit(node)
     return ast.unparse(_Retarget().visit(node) if retarget else node)
+
+
+def _imports(tree: ast.Module, copied: list[str], entries: set[str]) -> list[str]:
+    """The harness's module-level imports that the copied helpers and statements use."""
+    used = {n.id for text in copied for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            if bound not in used or bound in entries:
+                continue
+            one = copy.copy(node)
+            one.names = [alias]
+            found.append(ast.unparse(one))
+    return list(dict.fromkeys(found))
+
+
+Source = tuple[str, int | str | None]  # ("out", index or None) or ("arg", position or name)
+
+
+def _compared(
+    stmt: ast.stmt, call: ast.Call, after: list[ast.stmt]
+) -> tuple[list[int] | None, list[int | str]]:
+    """(parts of the entry's result, arguments) that the harness's checks after the call
+    compare, followed through `r = out[0]`, `o = out.float()`-style steps: (None, []) where the
+    checks compare neither. A check of part of an output bounded by a value read after the
+    call, or of a written buffer at positions another one holds, is refused: what the kernel
+    leaves elsewhere is not compared by the harness, and an elementwise comparison would."""
+    derived: dict[str, Source] = {}
+    for target in stmt.targets if isinstance(stmt, ast.Assign) else []:
+        if isinstance(target, ast.Name):
+            derived[target.id] = ("out", None)
+        elif isinstance(target, ast.Tuple):
+            for index, element in enumerate(target.elts):
+                if isinstance(element, ast.Name) and element.id != "_":
+                    derived[element.id] = ("out", index)
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Name):
+            derived.setdefault(arg.id, ("arg", position))
+    for keyword in call.keywords:
+        if keyword.arg and isinstance(keyword.value, ast.Name):
+            derived.setdefault(keyword.value.id, ("arg", keyword.arg))
+    late: set[str] = set()  # names set after the call
+    found: list[Source] = []
+
+    def source(value: ast.expr) -> Source | None:
+        if isinstance(value, ast.IfExp):
+            return source(value.body)
+        if (
+            isinstance(value, ast.Subscript)
+            and derived.get(_name(value.value)) == ("out", None)
+            and isinstance(value.slice, ast.Constant)
+            and isinstance(value.slice.value, int)
+        ):
+            return ("out", value.slice.value)
+        return derived.get(_base(value))
+
+    def check(node: ast.Call) -> None:
+        for sub in ast.walk(node):
+            if not isinstance(sub, ast.Subscript) or _base(sub) not in derived:
+                continue
+            inner = [n.id for n in ast.walk(sub.slice) if isinstance(n, ast.Name)]
+            if any(n in derived for n in inner):
+                raise NotImportable(
+                    f"the harness checks {ast.unparse(sub)!r}: a buffer at positions the "
+                    "kernel chose (not a deterministic layout)"
+                )
+            bounds = [
+                n.id
+                for part in ast.walk(sub.slice)
+                if isinstance(part, ast.Slice)
+                for n in ast.walk(part)
+                if isinstance(n, ast.Name)
+            ]
+            if any(n in late for n in bounds):
+                raise NotImportable(
+                    f"the harness checks only {ast.unparse(sub)!r}: the rest of that output "
+                    "is not written"
+                )
+        # The operands compared (`out.float()`), not names inside an expected value (`x * 2`).
+        for operand in node.args:
+            if _base(operand) in derived:
+                found.append(derived[_base(operand)])
+
+    def visit(node: ast.stmt) -> None:
+        calls = [
+            n
+            for n in ast.walk(node)
+            if isinstance(n, ast.Call) and ast.unparse(n.func).endswith(CHECKS)
+        ]
+        if isinstance(node, ast.Assign) and not calls:
+            origin = source(node.value)
+            for name in _assigned(node):
+                late.add(name)
+                if origin is not None and len(node.targets) == 1:
+                    derived[name] = origin
+                else:
+                    derived.pop(name, None)
+            return
+        if isinstance(node, ast.For | ast.While | ast.If | ast.With | ast.Try):
+            if isinstance(node, ast.For):
+                late.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+            test = getattr(node, "test", None)
+            for sub in [n for n in ast.walk(test) if isinstance(n, ast.Call)] if test else []:
+                if ast.unparse(sub.func).endswith(CHECKS):
+                    check(sub)
+            for child in [*node.body, *getattr(node, "orelse", [])]:
+                visit(child)
+            return
+        for sub in calls:
+            check(sub)
+
+    for node in after:
+        visit(node)
+    found = list(dict.fromkeys(found))
+    parts = [index for kind, index in found if kind == "out" and isinstance(index, int)]
+    whole = ("out", None) in found
+    returned = None if whole or not parts else parts
+    return returned, [index for kind, index in found if kind == "arg" and index is not None]
+
+
+def _written_hint(call: ast.Call, around: list[ast.stmt]) -> bool:
+    """Whether the harness shows that the entry writes into an argument: it passes a copy
+    (`x.clone()`, `x_copy = x.clone()`), keeps one (`ref = x.clone()`) or passes a buffer
+    (`torch.zeros_like`, `torch.empty`)."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    names = {_name(v) for v in values} - {""}
+    if any("clone(" in ast.unparse(v) for v in values):
+        return True
+    for stmt in around:
+        for name, expr in _simple(stmt).items():
+            if name in names and re.search(r"\.clone\(|\.(empty|zeros|full|ones)(_like)?\(", expr):
+                return True
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "clone"
+                and _base(node.func.value) in names
+            ):
+                return True
+    return False
 
 
 def _entry_call(stmt: ast.stmt, entries: dict[str, str] | None = None) -> ast.Call | None:
@@ -1303,6 +1533,24 @@ def _table_dtype(table: dict[str, list[Any]]) -> str:
 
 # ---- generated files ---------------------------------------------------------------------------
 
+COMPARED = """def _compared(out, args, kwargs, parts, written):
+    # What the harness compares: the parts of the entry's result (all of it when parts is
+    # None; without its None and non-tensor members) and the arguments it wrote that the
+    # harness checks (every tensor argument when the entry returns nothing and the checks
+    # name none).
+    if out is None:
+        items = [] if written else [*args, *kwargs.values()]
+    elif isinstance(out, (tuple, list)):
+        items = list(out) if parts is None else [out[i] for i in parts]
+    else:
+        items = [out]
+    items += [kwargs[w] if isinstance(w, str) else args[w] for w in written]
+    items = [a for a in items if isinstance(a, _torch.Tensor)]
+    return items[0] if len(items) == 1 and out is not None else tuple(items)
+
+
+"""
+
 
 def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
     first = harness.shapes[0]
@@ -1328,7 +1576,7 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
         forward.append("        *args, kwargs = args")
     else:
         forward.append("        kwargs = {}")
-    if harness.in_place:
+    if harness.copies:
         forward += [
             "        # The entry writes into its arguments: copies keep the grader's inputs.",
             "        args = [_copy(a) for a in args]",
@@ -1339,10 +1587,8 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
         if harness.launch
         else [
             f"        out = {harness.entry}(*args, **kwargs)",
-            "        if out is None:",
-            "            written = [*args, *kwargs.values()]",
-            "            return tuple(a for a in written if isinstance(a, _torch.Tensor))",
-            "        return out",
+            f"        return _compared(out, args, kwargs, {harness.returned!r}, "
+            f"{harness.compared!r})",
         ]
     )
     lines = [
@@ -1352,6 +1598,7 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
         f"# ---- {label}: the entry `{harness.entry}` as a KernelBench-style module ----",
         "import torch as _torch  # noqa: E402",
         "import torch.nn as _nn  # noqa: E402",
+        *[f"{line}  # noqa: E402" for line in harness.imports],
         "",
         *[f"{dim} = {value}" for dim, value in first.items()],
         "",
@@ -1360,6 +1607,7 @@ def _reference(kernel: str, harness: _Harness, label: str, cls: str) -> str:
         "    return value.clone() if isinstance(value, _torch.Tensor) else value",
         "",
         "",
+        *([] if harness.launch else COMPARED.splitlines()),
         *[block + "\n\n" for block in harness.helpers],
         f"class {cls}(_nn.Module):",
         *forward,

@@ -41,6 +41,7 @@ SLUGS = {
     "aka-rocmbench-medium-test-rowmax",
     "aka-geak-eval-l2-scale-geak",
     "aka-geak-eval-l3-indexed-geak",
+    "aka-vllm-triton-mixed",
 }
 
 
@@ -82,8 +83,8 @@ def tree_digest(root: Path) -> str:
 def test_imports_translatable_tasks_and_lists_the_rest(db, checkout, imported, capsys):
     before = tree_digest(checkout)
     out = run_import(checkout, capsys)
-    assert "agentkernelarena: 8 imported, 0 updated, 0 unchanged, 6 not importable" in out.out
-    assert "[14/14] " in out.err
+    assert "agentkernelarena: 9 imported, 0 updated, 0 unchanged, 10 not importable" in out.out
+    assert "[19/19] " in out.err
     assert "not importable vllm/triton_amd: needs an AMD GPU: uses waves_per_eu" in out.err
     assert "not importable vllm/triton_early: inputs built with an early exit" in out.err
     assert (
@@ -199,9 +200,11 @@ def test_geak_harness_becomes_shapes_inputs_and_tolerance(db, checkout, imported
     assert spec.tolerance == {"atol": 1e-5, "rtol": 1e-6}
     text = (spec.folder / "reference.py").read_text()
     assert "out = scale(*args, **kwargs)" in text and "aiter" not in text
-    # The harness's make_input (seed dropped, put on the grader's device) follows the kernel's.
-    assert text.rindex("def make_input(rows, cols") > text.index("def make_input(n)")
-    assert "manual_seed" not in text and '"cuda"' not in text.split("def make_input(rows")[1]
+    # The harness's make_input (seed dropped, put on the grader's device) is renamed beside the
+    # kernel's.
+    assert text.index("def _harness_make_input(rows, cols") > text.index("def make_input(n)")
+    assert "= _harness_make_input(" in text
+    assert "manual_seed" not in text and '"cuda"' not in text.split("def _harness_make_input")[1]
     indexed = load_task("aka-geak-eval-l3-indexed-geak", catalogs=[imported])
     # `for idx in indices: cfg = ALL_CONFIGS[idx]`, indices = every row: one CASE per config.
     assert indexed.visible_shapes == tuple({"CASE": n} for n in range(1, 5))
@@ -259,7 +262,7 @@ def test_reimport_reports_every_task_unchanged(db, checkout, imported, capsys):
     run_import(checkout, capsys)
     versions = dict(Task.objects.values_list("slug", "version_hash"))
     out = run_import(checkout, capsys)
-    assert "0 imported, 0 updated, 8 unchanged, 6 not importable" in out.out
+    assert "0 imported, 0 updated, 9 unchanged, 10 not importable" in out.out
     assert dict(Task.objects.values_list("slug", "version_hash")) == versions
 
 
@@ -281,3 +284,51 @@ def test_broken_config_refuses_the_whole_import_naming_the_file(db, checkout, im
 def test_a_folder_without_tasks_is_refused(db, tmp_path, imported):
     with pytest.raises(CommandError, match="no tasks/triton2triton"):
         call_command("import_agentkernelarena", str(tmp_path))
+
+
+MIXED_UNDER_INTERPRETER = """
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("mixed", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+torch.manual_seed(0)
+inputs = module.get_inputs()
+before = [t.clone() for t in inputs]
+out = module.ModelNew()(*inputs)
+assert all(torch.equal(a, b) for a, b in zip(inputs, before)), "inputs modified"
+assert isinstance(out, tuple) and len(out) == 2, out
+assert torch.allclose(out[0], inputs[0] * 2) and torch.allclose(out[1], inputs[1] + inputs[0])
+print("ran")
+"""
+
+
+def test_runner_constructs_translate_or_are_refused(db, checkout, imported, capsys):
+    """mod.<name> in the inputs, a harness import, a harness helper named like a jit function of
+    the kernel, an entry that returns a tuple (None, a Python int) and writes an argument the
+    harness checks; refused: raw device pointers, a check of part of an output, a check at
+    slots the kernel chose, AMD's fp8 type."""
+    out = run_import(checkout, capsys)
+    for refused in (
+        "vllm/triton_pointers: inputs hold raw device pointers (data_ptr())",
+        "vllm/triton_partial: the harness checks only 'out[r, :k]'",
+        "vllm/triton_slots: the harness checks 'out[idx]': a buffer at positions the kernel",
+        "vllm/triton_fnuz: needs an AMD GPU: uses torch.float8_e4m3fnuz",
+    ):
+        assert f"not importable {refused}" in out.err
+    path = imported / "agentkernelarena" / "aka-vllm-triton-mixed" / "starter" / "solution.py"
+    text = path.read_text()
+    assert "import math  # noqa: E402" in text
+    assert "scale = _scale_of()" in text and "mod." not in text.split("class ModelNew")[1]
+    assert "def _harness_round_up(n):" in text and "_harness_round_up(n) * scale" in text
+    assert "args = [_copy(a) for a in args]" in text
+    assert "return _compared(out, args, kwargs, [0], [1])" in text
+    pytest.importorskip("triton")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    ran = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(MIXED_UNDER_INTERPRETER), str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.stdout.strip() == "ran", ran.stderr[-3000:]
