@@ -3,9 +3,14 @@
 Both the candidate child and the judge child call `case_inputs` with the same case and get
 the same tensors (same seed, same device, same torch), so inputs never travel between them: a
 candidate that tampers with input generation in its own process only hurts itself.
+
+A task's stress cases (KernelBench-Hard's numeric stress, taskspec.StressCase) rerun the first
+seed of each visible shape with some inputs and some of the model's state scaled, in both
+children alike; their tolerance is absolute, as written for that scale.
 """
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -30,15 +35,125 @@ TIMING_SEED = 1000
 class Case:
     seed: int
     distribution: str
+    # The name of the task's stress case whose scales apply on top; "" for none.
+    stress: str = ""
 
     @property
     def key(self) -> str:
-        return f"{self.seed}-{self.distribution}"
+        return f"{self.seed}-{self.distribution}" + (f"-{self.stress}" if self.stress else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "distribution": self.distribution,
+            **({"stress": self.stress} if self.stress else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Case":
+        return cls(data["seed"], data["distribution"], data.get("stress", ""))
 
 
-def cases_for(*, seen: bool, base_seed: int) -> list[Case]:
+def cases_for(*, seen: bool, base_seed: int, stress: Sequence[str] = ()) -> list[Case]:
+    """A shape's cases; on a visible shape, then one per stress case, on the first seed's
+    problem inputs (unseen shapes run none)."""
     distributions = SEEN_DISTRIBUTIONS if seen else UNSEEN_DISTRIBUTIONS
-    return [Case(base_seed + i, d) for i, d in enumerate(distributions)]
+    cases = [Case(base_seed + i, d) for i, d in enumerate(distributions)]
+    if seen:
+        cases += [Case(base_seed, "problem", name) for name in stress]
+    return cases
+
+
+class StressError(ValueError):
+    """A stress case the task's reference cannot take (an input it does not have, a state it
+    lacks): the task's error, never a solution's."""
+
+
+@dataclass(frozen=True)
+class Stress:
+    """A stress case as a grader child applies it, its tolerance already resolved."""
+
+    name: str
+    input_scales: dict[int, float]
+    state_scales: dict[str, float]
+    atol: float
+    rtol: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "input_scales": {str(k): v for k, v in self.input_scales.items()},
+            "state_scales": dict(self.state_scales),
+            "atol": self.atol,
+            "rtol": self.rtol,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Stress":
+        inputs = {int(k): float(v) for k, v in data["input_scales"].items()}
+        states = {str(k): float(v) for k, v in data["state_scales"].items()}
+        return cls(data["name"], inputs, states, float(data["atol"]), float(data["rtol"]))
+
+
+def stress_inputs(stress: Stress, inputs: list[Any]) -> list[Any]:
+    """The inputs with the stress case's factors applied; StressError where one cannot be."""
+    scaled = list(inputs)
+    for index, factor in stress.input_scales.items():
+        if index >= len(scaled):
+            raise StressError(
+                f"stress case {stress.name}: input {index} is out of range "
+                f"(get_inputs() returns {len(scaled)} values)"
+            )
+        if not _is_float_tensor(scaled[index]):
+            kind = getattr(scaled[index], "dtype", type(scaled[index]).__name__)
+            raise StressError(
+                f"stress case {stress.name}: input {index} is not a floating-point tensor ({kind})"
+            )
+        scaled[index] = scale_tensor(scaled[index], factor)
+    return scaled
+
+
+def state_problems(stress: Stress, model: Any) -> list[str]:
+    """What keeps the stress case from scaling a model's state: names it lacks, or holds in a
+    dtype that is not floating point."""
+    state = _named_state(model)
+    problems = []
+    for name in stress.state_scales:
+        if name not in state:
+            problems.append(f"has no parameter or buffer {name!r}")
+        elif not state[name].is_floating_point():
+            problems.append(f"holds {name!r} as {state[name].dtype}, not floating point")
+    return problems
+
+
+@contextlib.contextmanager
+def scaled_state(stress: Stress | None, model: Any) -> Iterator[None]:
+    """The model's named state scaled for the block, put back as it was afterwards (the model
+    serves the cases after it)."""
+    if stress is None or not stress.state_scales:
+        yield
+        return
+    state = _named_state(model)
+    backups: list[tuple[torch.Tensor, torch.Tensor]] = []
+    try:
+        with torch.no_grad():
+            for name, factor in stress.state_scales.items():
+                backups.append((state[name], state[name].detach().clone()))
+                state[name].copy_(scale_tensor(state[name], factor))
+        yield
+    finally:
+        with torch.no_grad():
+            for tensor, original in backups:
+                tensor.copy_(original)
+
+
+def scale_tensor(x: torch.Tensor, factor: float) -> torch.Tensor:
+    # As KernelBench-Hard scales: in float32, rounded back to the tensor's own dtype.
+    return (x.float() * factor).to(x.dtype)
+
+
+def _named_state(model: Any) -> dict[str, torch.Tensor]:
+    return {**dict(model.named_parameters()), **dict(model.named_buffers())}
 
 
 def case_inputs(module: ModuleType, shape: dict[str, int], case: Case, device: str) -> list[Any]:
@@ -100,7 +215,7 @@ def _normal(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 
 def _scaled(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    return (x.float() * SCALED_FACTOR).to(x.dtype)
+    return scale_tensor(x, SCALED_FACTOR)
 
 
 def _outliers(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

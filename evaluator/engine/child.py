@@ -96,7 +96,16 @@ def _as_list(output: Any) -> list[Any]:
 def _cases(shape_job: dict[str, Any]) -> list[Any]:
     from evaluator.engine.cases import Case
 
-    return [Case(c["seed"], c["distribution"]) for c in shape_job["cases"]]
+    return [Case.from_dict(c) for c in shape_job["cases"]]
+
+
+def _stress(job: dict[str, Any], case: Any) -> Any:
+    """The task's stress case that a case applies (cases.Stress), or None."""
+    from evaluator.engine.cases import Stress
+
+    if not case.stress:
+        return None
+    return Stress.from_dict(job["stress_cases"][case.stress])
 
 
 def _sync(device: str) -> None:
@@ -238,14 +247,45 @@ class _Candidate:
     def _run_case(
         self, index: int, case_index: int, case: Any, shape_job: dict[str, Any], model: Any
     ) -> None:
-        import torch
-
-        from evaluator.engine import channel, guards
-        from evaluator.engine.cases import case_inputs
-        from evaluator.engine.outputs import write_outputs
+        from evaluator.engine import channel
+        from evaluator.engine.cases import (
+            StressError,
+            case_inputs,
+            scaled_state,
+            state_problems,
+            stress_inputs,
+        )
 
         self.audit.active = False
         inputs = case_inputs(self.reference, shape_job["shape"], case, self.device)
+        stress = _stress(self.job, case)
+        where = {"shape": index, "case": case_index, "seen": shape_job["seen"]}
+        if stress is not None:
+            try:
+                inputs = stress_inputs(stress, inputs)
+            except StressError as exc:
+                # The task's error: the judge meets it on the same inputs and reports it.
+                self.audit.active = True
+                channel.send("case", **where, violations=[], task_error=str(exc))
+                return
+            # Upstream loads the reference's state into the candidate's model by name, strictly:
+            # a model without the state this case scales fails it.
+            problems = [f"ModelNew {p}" for p in state_problems(stress, model)]
+            if problems:
+                self.audit.active = True
+                channel.send("case", **where, violations=problems)
+                return
+        with scaled_state(stress, model):
+            self._call_case(index, case_index, inputs, shape_job, model)
+
+    def _call_case(
+        self, index: int, case_index: int, inputs: list[Any], shape_job: dict[str, Any], model: Any
+    ) -> None:
+        import torch
+
+        from evaluator.engine import channel, guards
+        from evaluator.engine.outputs import write_outputs
+
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         _poison_allocator(self.device, inputs)
         self.audit.active = True
@@ -499,7 +539,11 @@ def _grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "_St
     """Anything that fails in the judge or the probe runs only the reference and the grader: it
     is the grader's failure, reported with its cause, never the solution's."""
     from evaluator.engine import channel
+    from evaluator.engine.cases import StressError
 
+    if isinstance(exc, StressError):
+        channel.send("grader_error", shape=index, cause="task_error", message=str(exc)[:2000])
+        return _StageError("judge", str(exc), index)
     cause = "out_of_memory" if _is_out_of_memory(exc) else "reference_failed"
     channel.send("grader_error", shape=index, cause=cause, message=_describe(exc)[-2000:])
     return _StageError("judge", _describe(exc), index)
@@ -560,11 +604,24 @@ def _judge_shape(
     torch.manual_seed(INIT_SEED)
     model = reference.Model(*reference.get_init_inputs()).to(job["device"]).eval()
     for case_index, case in enumerate(_cases(shape_job)):
-        message = _judge_case(job, reference, model, shape_job, case, index, case_index)
+        stress = _stress(job, case)
+        with _judge_stress_state(stress, model):
+            message = _judge_case(job, reference, model, shape_job, case, index, case_index)
         channel.send("judged", **message)
     if job["timed"] and shape_job["seen"] and not _baselines_cached(job, index):
         sets = timing_input_sets(reference, shape_job["shape"], "cuda")
         _judge_baselines(job, index, model, sets)
+
+
+def _judge_stress_state(stress: Any, model: Any) -> Any:
+    """The reference model's state scaled for a stress case; a state it lacks is the task's
+    error."""
+    from evaluator.engine.cases import StressError, scaled_state, state_problems
+
+    problems = state_problems(stress, model) if stress is not None else []
+    if problems:
+        raise StressError(f"stress case {stress.name}: the reference's Model {problems[0]}")
+    return scaled_state(stress, model)
 
 
 def _baselines_cached(job: dict[str, Any], index: int) -> bool:
@@ -598,7 +655,7 @@ def _judge_case(
 ) -> dict[str, Any]:
     import torch
 
-    from evaluator.engine.cases import case_inputs
+    from evaluator.engine.cases import case_inputs, stress_inputs
     from evaluator.engine.compare import (
         PRECISION_MAX_BYTES,
         compare_outputs,
@@ -609,6 +666,9 @@ def _judge_case(
 
     device, io_dir = job["device"], Path(job["io_dir"])
     inputs = case_inputs(reference, shape_job["shape"], case, device)
+    stress = _stress(job, case)
+    if stress is not None:
+        inputs = stress_inputs(stress, inputs)
     # The float64 check needs the inputs as drawn; elsewhere no copy is made and they are freed
     # as soon as the reference has run.
     precise = case_index == 0 and job["dtype"] == "float32"
@@ -634,7 +694,12 @@ def _judge_case(
         actual = read_outputs(stem, device)
     except OutputFileError as exc:
         return {**where, "correct": False, "reason": str(exc)}
-    verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
+    if stress is None:
+        verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
+    else:
+        verdict = compare_outputs(
+            expected, actual, atol=stress.atol, rtol=stress.rtol, scale_atol=False
+        )
     # Read once: its room goes back now (a mapped file's pages once its tensors are freed).
     stem.with_suffix(".bin").unlink(missing_ok=True)
     message: dict[str, Any] = {

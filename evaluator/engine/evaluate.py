@@ -26,7 +26,7 @@ from typing import Any
 
 from evaluator.engine import builds, environment, feasibility, prepared
 from evaluator.engine.baselines import baseline_key, cache_load, cache_store
-from evaluator.engine.cases import cases_for
+from evaluator.engine.cases import Stress, cases_for
 from evaluator.engine.compare import tolerance_for
 from evaluator.engine.feasibility import POOL_FACTOR
 from evaluator.engine.generalization import UnseenShape
@@ -41,7 +41,7 @@ from evaluator.engine.result import (
     ShapeRow,
 )
 from evaluator.engine.scoring import score_performance
-from evaluator.engine.taskspec import TaskSpec, load_task
+from evaluator.engine.taskspec import StressCase, TaskSpec, load_task
 from evaluator.engine.timing import percentile
 from evaluator.engine.verdicts import collect_flags, shape_failures
 from sandboxes.backends import (
@@ -356,12 +356,16 @@ def plan_shapes(
     memory budget (in draw order) and says why it dropped the others. Without one, the first
     drawn are graded.
     """
+    stress = [c.name for c in spec.stress_cases]
     planned = [
         {
             "shape": dict(s),
             "seen": True,
             "kind": "visible",
-            "cases": [vars(c) for c in cases_for(seen=True, base_seed=BASE_SEED + 100 * i)],
+            "cases": [
+                c.to_dict()
+                for c in cases_for(seen=True, base_seed=BASE_SEED + 100 * i, stress=stress)
+            ],
         }
         for i, s in enumerate(spec.shapes_for(device))
     ]
@@ -384,7 +388,7 @@ def plan_shapes(
                 "seen": False,
                 "kind": unseen.kind,
                 "cases": [
-                    vars(c) for c in cases_for(seen=False, base_seed=seed % 100_000 + 100 * j)
+                    c.to_dict() for c in cases_for(seen=False, base_seed=seed % 100_000 + 100 * j)
                 ],
             }
         )
@@ -634,6 +638,9 @@ class _Evaluation:
             "compile_baseline": self.options.compile_baseline,
             "cached_baselines": self.cached_baselines,
             "sota_path": str(self.sota) if self.sota else None,
+            "stress_cases": {
+                c.name: stress_for(self.spec, c).to_dict() for c in self.spec.stress_cases
+            },
         }
         if role == "judge":
             job["candidate_graphs"] = self.candidate_graphs
@@ -739,6 +746,11 @@ class _Evaluation:
             "atol": atol,
             "rtol": rtol,
             "cases_per_shape": len(self.shapes[0]["cases"]),
+            **(
+                {"stress_cases": [c.name for c in self.spec.stress_cases]}
+                if self.spec.stress_cases
+                else {}
+            ),
         }
         failing = next((r for r in seen if not r.correct), None)
         if failing is not None:
@@ -831,6 +843,13 @@ class _Evaluation:
         """The grader's own failure: status "error", never counted against the solution."""
         self.result.gates[gate] = Gate(None, reason, detail)
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
+
+
+def stress_for(spec: TaskSpec, case: StressCase) -> Stress:
+    """A stress case as the children apply it: its own tolerance over the dtype's defaults
+    where it names one, else the task's."""
+    atol, rtol = tolerance_for(spec.dtype, case.tolerance or spec.tolerance)
+    return Stress(case.name, dict(case.input_scales), dict(case.state_scales), atol, rtol)
 
 
 def target_arch(device: str, environment: dict[str, Any], options: EvaluateOptions) -> str:
@@ -1017,6 +1036,7 @@ class GraderError(Exception):
 _CAUSES = {
     "out_of_memory": "the reference ran out of device memory",
     "reference_failed": "the reference failed",
+    "task_error": "the task is at fault",
 }
 
 
@@ -1034,6 +1054,8 @@ def _grader_error_from(
         where = "the visible shape" if reported["shape"] == -1 else "shape"
         what = f"{_CAUSES.get(reported['cause'], 'the reference failed')} on {where} {shape}"
         message = reported["message"]
+        if reported["cause"] == "task_error":  # a plain sentence, not a traceback
+            what = f"{what} ({message})"
     else:
         what = f"the {role} ended without a result ({_exit_description(outcome)})"
     detail = {"error": message, "log": _log_tail(outcome.log_path)[-4000:]}

@@ -38,6 +38,12 @@ DTYPES = {
         torch.int16,
         torch.int8,
         torch.uint8,
+        torch.uint16,
+        torch.uint32,
+        torch.uint64,
+        torch.float8_e4m3fnuz,
+        torch.float8_e5m2fnuz,
+        torch.float8_e8m0fnu,
         torch.bool,
     )
 }

@@ -6,7 +6,9 @@ catalogue, or a raw KernelBench problem file whose single shape is its module co
 
 import copy
 import hashlib
+import math
 import os
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,10 +25,33 @@ DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "int8", "int32", "i
 DEFAULT_CATALOG = environment.DEFAULT_CATALOG
 
 Shape = dict[str, int]
+STRESS_KEYS = ("name", "input_scales", "state_scales", "tolerance")
 
 
 class TaskError(ValueError):
     """A task that cannot be loaded; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class StressCase:
+    """One correctness case rerun on every visible shape with inputs and/or model state scaled
+    (KernelBench-Hard's numeric stress): x becomes (x.float() * factor).to(x.dtype)."""
+
+    name: str
+    # Position in get_inputs() -> factor.
+    input_scales: dict[int, float] = field(default_factory=dict)
+    # Parameter or buffer name -> factor, in the reference's model and the candidate's alike.
+    state_scales: dict[str, float] = field(default_factory=dict)
+    # atol and/or rtol for this case (absolute, over the dtype's defaults); empty: the task's.
+    tolerance: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "input_scales": {str(k): v for k, v in self.input_scales.items()},
+            "state_scales": dict(self.state_scales),
+            "tolerance": dict(self.tolerance),
+        }
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,7 @@ class TaskSpec:
     generalization: dict[str, Any] = field(default_factory=dict)
     # Why a task has no generalization rules, when it has none ("nothing to vary").
     fixed_reason: str = ""
+    stress_cases: tuple[StressCase, ...] = ()
 
     def shapes_for(self, device: str) -> tuple[Shape, ...]:
         # The Triton interpreter runs kernels in numpy on the CPU; a task may name smaller
@@ -77,6 +103,11 @@ class TaskSpec:
             "version_hash": self.version_hash,
             "generalization": copy.deepcopy(self.generalization),
             **({"fixed_reason": self.fixed_reason} if self.fixed_reason else {}),
+            **(
+                {"stress_cases": [c.to_dict() for c in self.stress_cases]}
+                if self.stress_cases
+                else {}
+            ),
         }
 
 
@@ -196,6 +227,7 @@ def _spec_from_manifest(
         version_hash=folder_version_hash(folder),
         generalization=generalization,
         fixed_reason=fixed_reason,
+        stress_cases=reader.stress_cases(),
     )
 
 
@@ -270,18 +302,64 @@ class _ManifestReader:
         except RuleError as exc:
             raise self.fail(exc.field, exc.message) from None
 
-    def tolerance(self) -> dict[str, float]:
-        raw = self.manifest.get("tolerance", {})
+    def tolerance(self, raw: Any = None, where: str = "tolerance") -> dict[str, float]:
+        raw = self.manifest.get("tolerance", {}) if raw is None else raw
         if not isinstance(raw, dict):
-            raise self.fail("tolerance", "must be a table with atol and/or rtol")
+            raise self.fail(where, "must be a table with atol and/or rtol")
         result: dict[str, float] = {}
         for key, value in raw.items():
             if key not in ("atol", "rtol"):
-                raise self.fail(f"tolerance.{key}", "only atol and rtol may be set")
+                raise self.fail(f"{where}.{key}", "only atol and rtol may be set")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise self.fail(f"tolerance.{key}", "must be a non-negative number")
+                raise self.fail(f"{where}.{key}", "must be a non-negative number")
             result[key] = float(value)
         return result
+
+    def stress_cases(self) -> tuple[StressCase, ...]:
+        raw = self.manifest.get("stress_cases", [])
+        if not isinstance(raw, list):
+            raise self.fail("stress_cases", "must be a list of tables ([[stress_cases]])")
+        cases = tuple(self.stress_case(index, table) for index, table in enumerate(raw))
+        names = [c.name for c in cases]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise self.fail("stress_cases", f"name {twice[0]!r} is used more than once")
+        return cases
+
+    def stress_case(self, index: int, table: Any) -> StressCase:
+        where = f"stress_cases[{index}]"
+        if not isinstance(table, dict):
+            raise self.fail(where, "must be a table with name, input_scales, state_scales")
+        unknown = sorted(set(table) - set(STRESS_KEYS))
+        if unknown:
+            raise self.fail(
+                f"{where}.{unknown[0]}", f"unknown key; one of {', '.join(STRESS_KEYS)}"
+            )
+        name = table.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise self.fail(f"{where}.name", "must be a name of letters, digits, '_', '.', '-'")
+        inputs = self.scales(table.get("input_scales", {}), f"{where}.input_scales")
+        states = self.scales(table.get("state_scales", {}), f"{where}.state_scales")
+        for key in inputs:
+            if not key.isdigit():
+                raise self.fail(
+                    f"{where}.input_scales.{key}", "must be an input position (0, 1, ..)"
+                )
+        if not inputs and not states:
+            raise self.fail(where, "scales nothing: give input_scales and/or state_scales")
+        tolerance = self.tolerance(table.get("tolerance", {}), f"{where}.tolerance")
+        return StressCase(name, {int(k): v for k, v in inputs.items()}, states, tolerance)
+
+    def scales(self, raw: Any, where: str) -> dict[str, float]:
+        if not isinstance(raw, dict):
+            raise self.fail(where, "must be a table of name = factor")
+        for key, value in raw.items():
+            if isinstance(value, dict):  # a bare dotted key (proj.weight = 0.1) nests in TOML
+                raise self.fail(f"{where}.{key}", 'a dotted name must be quoted ("a.b" = 0.1)')
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value <= 0:
+                raise self.fail(f"{where}.{key}", "must be a positive finite number")
+        return {str(k): float(v) for k, v in raw.items()}
 
 
 def load_kernelbench_file(path: Path) -> TaskSpec:

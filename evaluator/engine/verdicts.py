@@ -47,6 +47,8 @@ def _shape_failure(
         return f"{crashes[index]['stage']} error: {last_line[0][:300]}"
     for case_index, case in enumerate(shape["cases"]):
         label = f"seed {case['seed']} ({case['distribution']} inputs)"
+        if case.get("stress"):
+            label = f"stress case {case['stress']}"
         report = reports.get((index, case_index))
         if report is None:
             return "not run: the solution's process ended before this shape"

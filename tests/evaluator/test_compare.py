@@ -122,3 +122,13 @@ def test_precision_report_is_skipped_where_float64_copies_would_not_fit(monkeypa
     assert precision_report(model, inputs, expected, expected) is not None
     monkeypatch.setattr("evaluator.engine.compare.PRECISION_MAX_BYTES", 100)
     assert precision_report(model, inputs, expected, expected) is None
+
+
+def test_unsigned_word_outputs_are_compared_bit_for_bit():
+    words = torch.tensor([0, 7, 2**31, 2**32 - 1], dtype=torch.int64).to(torch.uint32)
+    flipped = words.clone()
+    flipped.view(torch.int32)[3] = 0
+    assert compare_outputs([words], [words.clone()], atol=0.0, rtol=0.0).correct
+    verdict = compare_outputs([words], [flipped], atol=0.0, rtol=0.0)
+    assert not verdict.correct
+    assert verdict.reason == "output 0 differs from the reference (exact dtype)"

@@ -18,13 +18,18 @@ def test_outputs_of_every_kind_come_back_bit_for_bit(tmp_path):
         torch.arange(11, dtype=torch.int64),
         torch.empty(0, 4),
         torch.tensor(2.5),
+        # Bitmasks and packed indices (unsigned words) and the ROCm-style fp8 formats.
+        torch.tensor([0, 1, 2**31, 2**32 - 1], dtype=torch.int64).to(torch.uint32),
+        torch.tensor([0, 2**15, 2**16 - 1], dtype=torch.int64).to(torch.uint16),
+        torch.tensor([0, 2**40], dtype=torch.int64).to(torch.uint64),
+        torch.randn(6).to(torch.float8_e4m3fnuz),
     ]
     write_outputs(tmp_path / "out", outputs)
     back = read_outputs(tmp_path / "out")
     assert len(back) == len(outputs)
     for sent, got in zip(outputs, back, strict=True):
         assert (got.dtype, got.shape) == (sent.dtype, sent.shape)
-        assert torch.equal(got, sent)
+        assert torch.equal(got.reshape(-1).view(torch.uint8), sent.reshape(-1).view(torch.uint8))
 
 
 def test_no_files_means_no_output(tmp_path):

@@ -4,7 +4,10 @@ tests/tasks/fixtures/kernelbench_hard reproduces the upstream constructs: proble
 folders with problem.yaml (comments, a block-scalar note, a null throughput, a tolerance written
 as the string "5e-2", dtype keys with and without "torch."), shapes.py whose names differ from
 the reference's constants but for case (batch -> BATCH), a SOTA line needing a package that is
-not installed and one needing none, and check.py / sota.py / PROMPT.txt beside them.
+not installed and one needing none, and check.py / sota.py / PROMPT.txt beside them; and
+src/eval/numeric_stress.py (module constants named in the cases, NumericStressCase calls with
+input_scales, state_scales and per-dtype tolerances, a problem without cases) beside a
+property_stress.py.
 """
 
 import hashlib
@@ -60,6 +63,7 @@ def test_imports_every_problem_outside_the_source_tree(db, checkout, imported, c
     before = tree_digest(checkout)
     out = run_import(checkout, capsys)
     assert "3 imported, 0 updated, 0 unchanged, 0 removed, 2 with SOTA unavailable" in out.out
+    assert "2 with numeric stress cases (src/eval/numeric_stress.py)" in out.out
     assert "[3/3] problems-h100/02_paged_decode" in out.err
     assert (
         "SOTA unavailable: kbh-h100-01-tiny-gemm: SOTA 'Vendor GEMM' needs "
@@ -176,3 +180,76 @@ def test_a_shape_that_is_no_constant_of_the_reference_is_refused(db, checkout, i
     with pytest.raises(CommandError, match="dimension 'L' is not a module constant"):
         run_import(checkout, capsys)
     assert not (imported / "kernelbench-hard").exists()
+
+
+def test_numeric_stress_cases_become_the_tasks_stress_cases(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    gemm = load_task("kbh-h100-01-tiny-gemm", catalogs=[imported])
+    small, large, weight, tiny = gemm.stress_cases
+    # The reference returns bf16: the cases' bfloat16 entries apply, whatever their spelling.
+    assert (small.name, small.input_scales, small.tolerance) == (
+        "small_input",
+        {0: 1e-3},
+        {"atol": 5e-4, "rtol": 5e-2},  # _MED_BF16, a module constant
+    )
+    assert large.tolerance == {"atol": 12.0, "rtol": 12.0}  # a number is atol and rtol
+    assert (weight.state_scales, weight.input_scales) == ({"weight": 1e-2}, {})
+    assert weight.tolerance == {"atol": 3e-3, "rtol": 5e-2}  # "torch.bfloat16"
+    assert tiny.tolerance == {}  # float32 only: the problem's tolerance stands
+    upstream = tomllib.loads((gemm.folder / "task.toml").read_text())["upstream"]
+    assert upstream["numeric_stress"] == {
+        "file": "src/eval/numeric_stress.py",
+        "problem": "01_tiny_gemm",
+        "cases": ["small_input", "large_input", "small_weight", "tiny_input"],
+        "dtype": "bfloat16",
+    }
+    assert "property_stress.py" in upstream["property_stress"]
+    assert "small_input (input 0 x 0.001)" in (gemm.folder / "PROMPT.md").read_text()
+    decode = load_task("kbh-h100-02-paged-decode", catalogs=[imported])
+    assert decode.stress_cases == ()
+    upstream = tomllib.loads((decode.folder / "task.toml").read_text())["upstream"]
+    assert upstream["numeric_stress"]["cases"] == []
+
+
+def test_a_tree_without_numeric_stress_imports_as_before(db, checkout, imported, capsys):
+    shutil.rmtree(checkout / "benchmarks" / "hard" / "src")
+    out = run_import(checkout, capsys)
+    assert "no numeric stress cases (the tree has no src/eval/numeric_stress.py)" in out.out
+    gemm = load_task("kbh-h100-01-tiny-gemm", catalogs=[imported])
+    assert gemm.stress_cases == ()
+    upstream = tomllib.loads((gemm.folder / "task.toml").read_text())["upstream"]
+    assert "numeric_stress" not in upstream and "property_stress" not in upstream
+
+
+CASE = "NumericStressCase"
+
+
+MALFORMED = [
+    ("_CASES = {", "not valid Python"),
+    ("OTHER = {}", "no _CASES = {...} assignment"),
+    (f'_CASES = {{"p": ({CASE}("a", input_scales={{0: -1.0}}),)}}', "positive finite"),
+    (f'_CASES = {{"p": ({CASE}("a", input_scales={{"x": 2.0}}),)}}', "input positions"),
+    (f'_CASES = {{"p": ({CASE}("a", tolerance=_NOWHERE),)}}', "'_NOWHERE' is not a module"),
+    (f'_CASES = {{"p": ({CASE}("a", scales={{0: 2.0}}),)}}', "unexpected argument 'scales'"),
+    ('_CASES = {"p": (make_case(),)}', "'make_case()' is not a literal"),
+    (f'_CASES = {{"p": {CASE}("a", input_scales={{0: 2.0}})}}', "must be a tuple of"),
+    (f'_CASES = {{"p": ({CASE}("a b", input_scales={{0: 2.0}}),)}}', "its name must be"),
+    (f'_CASES = {{"p": ({CASE}("a", input_scales={{0: 2.0}}),) * 2}}', "is not a literal"),
+    (
+        f'_CASES = {{"p": ({CASE}("a", input_scales={{0: 2.0}}), {CASE}("a", '
+        "input_scales={1: 2.0}))}",
+        "names case 'a' twice",
+    ),
+]
+
+
+def test_a_malformed_numeric_stress_file_is_refused_naming_it(db, checkout, imported, capsys):
+    run_import(checkout, capsys)
+    stamps = {p: p.stat().st_mtime_ns for p in (imported / "kernelbench-hard").rglob("*")}
+    broken = checkout / "benchmarks" / "hard" / "src" / "eval" / "numeric_stress.py"
+    for cases, message in MALFORMED:
+        broken.write_text(f"from x import {CASE}\n{cases}\n")
+        with pytest.raises(CommandError) as info:
+            run_import(checkout, capsys)
+        assert f"{broken}: " in str(info.value) and message in str(info.value), cases
+    assert {p: p.stat().st_mtime_ns for p in (imported / "kernelbench-hard").rglob("*")} == stamps
