@@ -35,6 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
+import tomllib
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -179,6 +180,8 @@ def grade_one(
     )
     row = {k: run[k] for k in ("run_id", "problem", "task", "model", "adapted")}
     row["memory_share"] = settings["share"]
+    task_toml = tomllib.loads((folder / "tasks" / run["task"] / "task.toml").read_text())
+    row["stress_cases"] = [case["name"] for case in task_toml.get("stress_cases", [])]
     begun = time.monotonic()
     try:
         data = evaluate(
@@ -379,6 +382,8 @@ def table(args: argparse.Namespace) -> int:
                     "speedup_vs_eager": graded.get("speedup_vs_eager"),
                     "wall_s": graded["wall_s"],
                     "flags": graded.get("flags", {}),
+                    # None: graded before the imported tasks carried upstream's stress cases.
+                    "stress_cases": graded.get("stress_cases"),
                     "shapes": graded.get("shapes", []),
                 },
                 "theirs": {
@@ -403,6 +408,7 @@ def table(args: argparse.Namespace) -> int:
         "ours_fail_theirs_pass": sum(
             not r["ours"]["passed"] and r["theirs"]["passed"] for r in rows
         ),
+        "graded_with_stress_cases": sum(r["ours"].get("stress_cases") is not None for r in rows),
         "conclusive": sum(not r["ours_inconclusive"] for r in rows),
         "conclusive_agree": sum(r["agree"] and not r["ours_inconclusive"] for r in rows),
         "conclusive_differ": sum(not r["agree"] and not r["ours_inconclusive"] for r in rows),
