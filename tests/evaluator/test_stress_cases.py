@@ -111,7 +111,9 @@ def test_correct_solution_passes_every_stress_case(tmp_path):
     gate = result.gates["correctness"]
     assert gate.passed is True, (gate, result.log[-2000:])
     assert gate.detail["stress_cases"] == ["tiny_x", "small_weight"]
-    assert gate.detail["cases_per_shape"] == 8
+    # Three seeds of the problem's inputs, signed normal inputs, then the two stress cases in
+    # place of the generic scaled and outlier distributions.
+    assert gate.detail["cases_per_shape"] == 6
 
 
 def test_solution_right_only_at_nominal_scale_fails_the_stress_cases_by_name(tmp_path):
@@ -146,6 +148,20 @@ def test_tasks_without_stress_cases_draw_the_cases_they_always_did():
     assert stressed[-1].to_dict() == {"seed": 100, "distribution": "problem", "stress": "a"}
     assert "stress" not in stressed[0].to_dict()
     assert cases_for(seen=False, base_seed=0, stress=["a"]) == cases_for(seen=False, base_seed=0)
+
+
+def test_stress_cases_replace_the_generic_scaled_and_outlier_distributions():
+    plain = [c.distribution for c in cases_for(seen=True, base_seed=0)]
+    assert plain == ["problem", "problem", "problem", "normal", "scaled", "outliers"]
+    stressed = cases_for(seen=True, base_seed=0, stress=["small", "large"])
+    assert [(c.seed, c.distribution, c.stress) for c in stressed] == [
+        (0, "problem", ""),
+        (1, "problem", ""),
+        (2, "problem", ""),
+        (3, "normal", ""),
+        (0, "problem", "small"),
+        (0, "problem", "large"),
+    ]
 
 
 def stress(**fields) -> Stress:
