@@ -65,7 +65,7 @@ def cases_for(*, seen: bool, base_seed: int, stress: Sequence[str] = ()) -> list
     """A shape's cases; on a visible shape, then one per stress case, on the first seed's
     problem inputs (unseen shapes run none). Where a task has stress cases they replace the
     generic scaled and outlier distributions (GENERIC_STRESS)."""
-    distributions = SEEN_DISTRIBUTIONS if seen else UNSEEN_DISTRIBUTIONS
+    distributions: tuple[str, ...] = SEEN_DISTRIBUTIONS if seen else UNSEEN_DISTRIBUTIONS
     if seen and stress:
         distributions = tuple(d for d in distributions if d not in GENERIC_STRESS)
     cases = [Case(base_seed + i, d) for i, d in enumerate(distributions)]
