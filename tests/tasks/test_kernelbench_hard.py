@@ -211,6 +211,22 @@ def test_numeric_stress_cases_become_the_tasks_stress_cases(db, checkout, import
     assert upstream["numeric_stress"]["cases"] == []
 
 
+def test_the_task_page_shows_the_suite_the_stress_cases_and_no_unseen_shapes(
+    client, db, checkout, imported, capsys
+):
+    run_import(checkout, capsys)
+    html = client.get("/tasks/kbh-h100-01-tiny-gemm/").content.decode()
+    assert 'href="/tasks/?suite=kernelbench-hard">kernelbench-hard</a>' in html
+    assert "<code>small_input</code>: input 0 \u00d70.001, atol 0.0005 rtol 0.05" in html
+    assert "<code>small_weight</code>: weight \u00d70.01" in html
+    assert "in place of the generic scaled and outlier inputs" in html
+    assert "No unseen shapes: " in html
+    assert "drawn at grading time" not in html
+    # A problem without stress cases says nothing of them.
+    html = client.get("/tasks/kbh-h100-02-paged-decode/").content.decode()
+    assert "Stress cases" not in html and "No unseen shapes: " in html
+
+
 def test_a_tree_without_numeric_stress_imports_as_before(db, checkout, imported, capsys):
     shutil.rmtree(checkout / "benchmarks" / "hard" / "src")
     out = run_import(checkout, capsys)
