@@ -10,6 +10,8 @@ children alike; their tolerance is absolute, as written for that scale.
 """
 
 import contextlib
+import random
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -166,10 +168,21 @@ def _named_state(model: Any) -> dict[str, torch.Tensor]:
     return {**dict(model.named_parameters()), **dict(model.named_buffers())}
 
 
+def seed_all(seed: int) -> None:
+    """torch's generators, and Python's and NumPy's, which some problems draw their inputs from
+    (AgentKernelArena's harnesses use numpy.random): NumPy's only where the problem imported
+    it, as the engine itself does not."""
+    torch.manual_seed(seed)
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % 2**32)
+
+
 def case_inputs(module: ModuleType, shape: dict[str, int], case: Case, device: str) -> list[Any]:
     """Draw the inputs on the device itself: factory calls inside get_inputs() land there."""
     apply_shape(module, shape)
-    torch.manual_seed(case.seed)
+    seed_all(case.seed)
     with torch.device(device):
         inputs = [to_device(x, device) for x in module.get_inputs()]
     generator = torch.Generator(device=device).manual_seed(case.seed + 7919)
