@@ -222,7 +222,61 @@ def _task(config: Path, label: str, slug: str) -> _Outcome:
         "task.toml": _manifest(slug, label, harness),
         "PROMPT.md": _prompt(slug, label, harness, targets, instructions),
     }
+    slow = _elementwise_inputs(files["reference.py"])
+    if slow:
+        return _Outcome(label, slug, skipped=slow)
     return _Outcome(label, slug, files=files)
+
+
+# Inputs written one element at a time this many Python loops deep take minutes to draw on a
+# GPU (each element is a device write of its own), and the grader draws inputs for every case
+# in two processes.
+ELEMENTWISE_LOOP_DEPTH = 4
+
+
+def _elementwise_inputs(reference: str) -> str:
+    """Why get_inputs() (or a function of the module it calls) is too slow to draw for every
+    case: it assigns tensor elements inside ELEMENTWISE_LOOP_DEPTH nested loops; "" otherwise."""
+    tree = ast.parse(reference)
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    todo, seen = ["get_inputs"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        line = _deep_store(functions[name].body, 0)
+        if line:
+            return (
+                f"inputs built element by element in {ELEMENTWISE_LOOP_DEPTH} or more nested "
+                f"Python loops ({name}, line {line}): too slow to draw for every case"
+            )
+        todo += [
+            call.func.id
+            for call in ast.walk(functions[name])
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+        ]
+    return ""
+
+
+def _deep_store(body: list[ast.stmt], depth: int) -> int:
+    """The line of the first assignment to a subscript at least ELEMENTWISE_LOOP_DEPTH loops
+    deep in body, 0 if none."""
+    for stmt in body:
+        if isinstance(stmt, (ast.For, ast.While)):
+            line = _deep_store(stmt.body, depth + 1)
+        elif isinstance(stmt, (ast.Assign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            deep = depth >= ELEMENTWISE_LOOP_DEPTH
+            line = stmt.lineno if deep and any(isinstance(t, ast.Subscript) for t in targets) else 0
+        else:
+            blocks = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+            line = next(
+                (n for b in blocks if isinstance(b, list) for n in [_deep_store(b, depth)] if n), 0
+            )
+        if line:
+            return line
+    return 0
 
 
 def _amd_only(kernel: str) -> str:

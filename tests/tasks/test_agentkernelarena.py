@@ -83,8 +83,8 @@ def tree_digest(root: Path) -> str:
 def test_imports_translatable_tasks_and_lists_the_rest(db, checkout, imported, capsys):
     before = tree_digest(checkout)
     out = run_import(checkout, capsys)
-    assert "agentkernelarena: 9 imported, 0 updated, 0 unchanged, 10 not importable" in out.out
-    assert "[19/19] " in out.err
+    assert "agentkernelarena: 9 imported, 0 updated, 0 unchanged, 11 not importable" in out.out
+    assert "[20/20] " in out.err
     assert "not importable vllm/triton_amd: needs an AMD GPU: uses waves_per_eu" in out.err
     assert "not importable vllm/triton_early: inputs built with an early exit" in out.err
     assert (
@@ -262,7 +262,7 @@ def test_reimport_reports_every_task_unchanged(db, checkout, imported, capsys):
     run_import(checkout, capsys)
     versions = dict(Task.objects.values_list("slug", "version_hash"))
     out = run_import(checkout, capsys)
-    assert "0 imported, 0 updated, 9 unchanged, 10 not importable" in out.out
+    assert "0 imported, 0 updated, 9 unchanged, 11 not importable" in out.out
     assert dict(Task.objects.values_list("slug", "version_hash")) == versions
 
 
@@ -306,13 +306,15 @@ def test_runner_constructs_translate_or_are_refused(db, checkout, imported, caps
     """mod.<name> in the inputs, a harness import, a harness helper named like a jit function of
     the kernel, an entry that returns a tuple (None, a Python int) and writes an argument the
     harness checks; refused: raw device pointers, a check of part of an output, a check at
-    slots the kernel chose, AMD's fp8 type."""
+    slots the kernel chose, AMD's fp8 type, a cache filled element by element four loops deep."""
     out = run_import(checkout, capsys)
     for refused in (
         "vllm/triton_pointers: inputs hold raw device pointers (data_ptr())",
         "vllm/triton_partial: the harness checks only 'out[r, :k]'",
         "vllm/triton_slots: the harness checks 'out[idx]': a buffer at positions the kernel",
         "vllm/triton_fnuz: needs an AMD GPU: uses torch.float8_e4m3fnuz",
+        "vllm/triton_paged_fill: inputs built element by element in 4 or more nested Python loops "
+        "(setup_cache, line ",
     ):
         assert f"not importable {refused}" in out.err
     path = imported / "agentkernelarena" / "aka-vllm-triton-mixed" / "starter" / "solution.py"
