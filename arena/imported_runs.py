@@ -8,7 +8,11 @@ trace link; the solution is `public/runs/<run_id>_solution.py.txt` (or where the
 A run id reads `<YYYYMMDD>_<HHMMSS>_<harness>_<model>_<problem>`.
 
 Transcripts: the checkout publishes none (each cell links its trace on Hugging Face, kept as
-`trace_url`), so none is attached. Each run is imported in its own transaction, once: its
+`trace_url`). `imported_traces_attach` attaches them from a folder the user has: the traces
+dataset's `<run_id>.jsonl` (upstream converts every harness's log into the Claude Code session
+schema), or the run folder `<run_id>/` upstream's runner leaves (`codex_session.jsonl`, Grok's
+`agent_home/.grok/sessions/**/chat_history.jsonl`, `transcript.jsonl`, richest first), each
+parsed and stored as any uploaded log is. Each run is imported in its own transaction, once: its
 (origin, run id) is unique, so a second import of the same checkout creates nothing. Nothing is
 written into the checkout.
 """
@@ -25,9 +29,11 @@ from django.utils.text import slugify
 
 from arena.lifecycle import submission_add
 from arena.models import Agent, ImportedRun, Run
+from arena.run_logs import run_trajectory_attach
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_create
 from tasks.models import Task
+from transcripts.services import TrajectoryRejected
 
 ORIGIN = ImportedRun.Origin.KERNELBENCH_HARD
 SUITE = "kernelbench-hard"
@@ -75,6 +81,71 @@ class ImportReport:
             f"{len(self.already)} already imported, {len(self.skipped)} skipped, "
             f"{self.other_benches} of other benches left out"
         )
+
+
+@dataclass
+class TraceReport:
+    attached: list[str] = field(default_factory=list)  # run ids
+    missing: list[str] = field(default_factory=list)  # no log for the run in the folder
+    refused: list[str] = field(default_factory=list)  # "<run id>: why"
+
+    def summary(self) -> str:
+        return (
+            f"transcripts: {len(self.attached)} attached, {len(self.missing)} without a log in "
+            f"the folder, {len(self.refused)} refused"
+        )
+
+
+# In a run folder, the logs upstream's runner leaves, the richest first.
+RUN_FOLDER_LOGS = ("codex_session.jsonl", "transcript.jsonl")
+GROK_SESSIONS = Path("agent_home/.grok/sessions")
+
+
+def trace_path(traces: Path, run_id: str) -> Path | None:
+    """The log of `run_id` under `traces`, or None; never a path outside the folder."""
+    root = traces.resolve()
+    candidates = [traces / f"{run_id}.jsonl"]
+    folder = traces / run_id
+    if folder.is_dir():
+        candidates.append(folder / RUN_FOLDER_LOGS[0])
+        grok = folder / GROK_SESSIONS
+        if grok.is_dir():
+            candidates += sorted(
+                grok.rglob("chat_history.jsonl"), key=lambda p: p.stat().st_size, reverse=True
+            )
+        candidates += [folder / name for name in RUN_FOLDER_LOGS[1:]]
+    for path in candidates:
+        resolved = path.resolve()
+        if resolved.is_relative_to(root) and resolved.is_file() and resolved.stat().st_size:
+            return resolved
+    return None
+
+
+def imported_traces_attach(
+    *, traces: Path, gpu: str = "", progress: Progress | None = None
+) -> TraceReport:
+    """Attach a log from `traces` to every imported KernelBench-Hard run that has none yet
+    (only `gpu`'s where given). Each log is stored with its run in one transaction or not at
+    all: a log that cannot be read is reported and leaves its run as it was."""
+    report = TraceReport()
+    rows = ImportedRun.objects.filter(origin=ORIGIN, run__trajectory__isnull=True)
+    if gpu:
+        rows = rows.filter(run__task__slug__startswith=f"kbh-{gpu}-")
+    rows = list(rows.select_related("run").order_by("external_id"))
+    for done, row in enumerate(rows, 1):
+        path = trace_path(traces, row.external_id)
+        if path is None:
+            report.missing.append(row.external_id)
+        else:
+            try:
+                run_trajectory_attach(run=row.run, path=path)
+            except TrajectoryRejected as exc:
+                report.refused.append(f"{row.external_id}: {exc.message}")
+            else:
+                report.attached.append(row.external_id)
+        if progress is not None:
+            progress(done, len(rows), row.external_id)
+    return report
 
 
 def task_slug(gpu: str, problem: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from arena.imported_runs import harness_and_model, task_slug
+from arena.imported_runs import harness_and_model, task_slug, trace_path
 from arena.models import Agent, ImportedRun, Run, Submission
 from evaluator.models import Evaluation
 from tests.leaderboard.factories import make_task
@@ -265,3 +265,142 @@ def test_an_upstream_model_class_is_graded_as_model_new(checkout, tasks):
     assert as_model_new("x = 1\n") == "x = 1\n"
     assert as_model_new("class Model(:\n") == "class Model(:\n"
     assert as_model_new("from k import Model as ModelNew\nclass Model: pass\n").count("=") == 0
+
+
+def hf_trace(run_id: str) -> str:
+    """A log as KernelBench-Hard's traces dataset publishes one: every harness converted into
+    the Claude Code session schema (title and mode records, then a uuid/parentUuid chain)."""
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/workspace",
+        "sessionId": run_id,
+        "version": "2.1.181",
+        "gitBranch": "",
+        "entrypoint": "cli",
+    }
+    title = f"claude-fable-5 · {run_id}"
+    lines = [
+        {"type": "custom-title", "customTitle": title, "sessionId": run_id},
+        {"type": "ai-title", "aiTitle": title, "sessionId": run_id},
+        {"type": "mode", "mode": "normal", "sessionId": run_id},
+        {
+            **common,
+            "parentUuid": None,
+            "type": "user",
+            "uuid": "u1",
+            "promptId": "p1",
+            "timestamp": "2026-07-02T05:50:40.000Z",
+            "message": {"role": "user", "content": "I need you to write a fast fp8 GEMM."},
+        },
+        {
+            **common,
+            "parentUuid": "u1",
+            "type": "assistant",
+            "uuid": "a1",
+            "requestId": "req_a1",
+            "timestamp": "2026-07-02T05:50:41.000Z",
+            "message": {
+                "role": "assistant",
+                "id": "m1",
+                "type": "message",
+                "model": "claude-fable-5",
+                "stop_reason": None,
+                "content": [
+                    {"type": "text", "text": "Reading the reference first."},
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "cat reference.py"},
+                    },
+                ],
+                "usage": {"input_tokens": 1200, "output_tokens": 80},
+            },
+        },
+        {
+            **common,
+            "parentUuid": "a1",
+            "type": "user",
+            "uuid": "u2",
+            "promptId": "p2",
+            "timestamp": "2026-07-02T05:50:42.000Z",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "class Model(nn.Module): ...",
+                        "is_error": False,
+                    }
+                ],
+            },
+        },
+        {
+            **common,
+            "parentUuid": "u2",
+            "type": "assistant",
+            "uuid": "a2",
+            "requestId": "req_a2",
+            "timestamp": "2026-07-02T05:50:50.000Z",
+            "message": {
+                "role": "assistant",
+                "id": "m2",
+                "type": "message",
+                "model": "claude-fable-5",
+                "stop_reason": None,
+                "content": [{"type": "text", "text": "solution.py written; check.py passes."}],
+                "usage": {"input_tokens": 1500, "output_tokens": 40},
+            },
+        },
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+@pytest.fixture
+def traces(tmp_path: Path) -> Path:
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    # The traces dataset's file, and a run folder as upstream's runner leaves it.
+    (folder / f"{PASSING}.jsonl").write_text(hf_trace(PASSING))
+    (folder / IN_GPU_FOLDER).mkdir()
+    (folder / IN_GPU_FOLDER / "transcript.jsonl").write_text(hf_trace(IN_GPU_FOLDER))
+    (folder / IN_GPU_FOLDER / "codex_session.jsonl").write_text("")  # empty: passed over
+    (folder / f"{WRONG}.jsonl").write_text("this is not a log\n" * 3)
+    return folder
+
+
+def test_downloaded_traces_are_attached_to_their_imported_runs(checkout, tasks, traces, client):
+    out, err = run_import(checkout, "--traces", str(traces))
+    assert "transcripts: 2 attached, 2 without a log in the folder, 1 refused" in out
+    assert f"transcript refused {WRONG}: " in err
+    passing = ImportedRun.objects.get(external_id=PASSING).run
+    assert passing.trajectory is not None
+    assert passing.trajectory.format.startswith("claude")
+    page = client.get(f"/runs/{passing.pk}/transcript").content.decode()
+    assert "Reading the reference first." in page and "cat reference.py" in page
+    assert ImportedRun.objects.get(external_id=IN_GPU_FOLDER).run.trajectory is not None
+    # The unreadable log left its run imported, queued and without a transcript.
+    wrong = ImportedRun.objects.get(external_id=WRONG).run
+    assert wrong.trajectory is None and wrong.submissions.count() == 1
+    # Again: nothing is imported or attached twice; the runs without a log are looked for again.
+    out, _ = run_import(checkout, "--traces", str(traces))
+    assert "0 runs imported" in out
+    assert "transcripts: 0 attached, 2 without a log in the folder, 1 refused" in out
+
+
+def test_a_trace_is_never_read_from_outside_the_folder(tmp_path):
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (tmp_path / "secret.jsonl").write_text("{}\n")
+    (traces / "escape").symlink_to(tmp_path)
+    assert trace_path(traces, "../secret") is None
+    (traces / "link.jsonl").symlink_to(tmp_path / "secret.jsonl")
+    assert trace_path(traces, "link") is None
+    assert trace_path(traces, "escape/secret") is None
+
+
+def test_the_traces_folder_must_exist(checkout, tasks, tmp_path):
+    with pytest.raises(CommandError, match="no such folder"):
+        run_import(checkout, "--traces", str(tmp_path / "absent"))
