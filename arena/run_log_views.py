@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.models import Run
 from arena.run_logs import trajectory_upload, transcript_run_context
+from config.throttles import write_throttled
 from tasks.selectors import task_list
 from transcripts.render import RunContext, transcript_policy
 from transcripts.services import (
@@ -104,6 +105,7 @@ _REJECTION_STATUS = {TrajectoryTooLarge: 413, TrajectoryForbidden: 403}
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@write_throttled
 def trajectory_upload_form(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)
     status = 200

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "tasks",
     "evaluator",
     "transcripts",
@@ -88,6 +89,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a login refused for a lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -152,6 +155,31 @@ USE_TZ = True
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "leaderboard:index"
 LOGOUT_REDIRECT_URL = "leaderboard:index"
+
+# Failed logins (config/login_lockout.py, django-axes): this many failures from one address or
+# on one account within ARENA_LOGIN_COOLOFF_S refuse logins from that address and to that
+# account until that long has passed with no further try. Axes' backend comes first, so that it
+# refuses before any backend checks a password (allauth's goes after it, beside ModelBackend).
+ARENA_LOGIN_FAILURE_LIMIT = env_int("ARENA_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+ARENA_LOGIN_COOLOFF_S = env_int("ARENA_LOGIN_COOLOFF_S", 900, minimum=1)
+# How many proxies in front of the web processes append to X-Forwarded-For: the client's address
+# is the entry that many from the right. Behind the TLS proxy of docs/deploy.md, one; without
+# it every login would come from the proxy's address and one person's failures lock out all.
+ARENA_PROXY_COUNT = env_int("ARENA_PROXY_COUNT", 1 if ARENA_HTTPS else 0, minimum=0)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "config.login_lockout.LoginAttempts"
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_FAILURE_LIMIT = "config.login_lockout.failure_limit"
+AXES_COOLOFF_TIME = "config.login_lockout.cool_off"
+AXES_USERNAME_CALLABLE = "config.login_lockout.account_name"
+AXES_CLIENT_IP_CALLABLE = "config.login_lockout.client_address"
+AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_page"
+AXES_RESET_ON_SUCCESS = True
+# The lockout needs the failures only; a row for every successful login would grow forever.
+AXES_DISABLE_ACCESS_LOG = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
