@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import (
@@ -83,6 +84,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Outside everything that can answer with a page (CSRF failures, the error handlers), so
+    # that every HTML response carries the policy below; static files, served above, need none.
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -92,6 +96,33 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a login refused for a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy of every page (docs/deploy.md). Pages load only this site's own scripts
+# and stylesheets: no inline script (a page that must have one, the API docs, gives it the
+# request's nonce: NONCE is filled in only for a response whose page asked for
+# request.csp_nonce), no eval, no plugins, no framing. A view that sends its own policy keeps it
+# (the transcript page and its export: scripts and styles by hash, nothing else).
+# plotly.js (static/vendor/) adds two <style> elements as it loads: an empty one that it fills
+# through the CSSOM (which no policy restricts) and maplibre's stylesheet for map traces. Each is
+# allowed by its hash rather than by 'unsafe-inline', so no other inline style or style attribute
+# applies. A new plotly.js may change the second; tests/browser/test_csp.py then names the hash.
+_PLOTLY_STYLE_HASHES = [
+    "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='",  # the empty text
+    "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='",  # maplibre-gl's CSS, plotly.js 4.1
+]
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, *_PLOTLY_STYLE_HASHES],
+        # data: for the SVG icons that Swagger UI's stylesheet embeds.
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -234,6 +265,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No validator badge: Swagger UI would load it from validator.swagger.io on any host but
+    # localhost, sending it our schema's address, and the site's policy refuses other origins.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
