@@ -12,8 +12,14 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena.models import Batch, Run, Submission
-from arena.selectors import batch_progress, batch_result_lines
+from arena.models import Submission
+from arena.selectors import (
+    batch_progress,
+    batch_result_lines,
+    batches_visible_to,
+    runs_visible_to,
+    submissions_visible_to,
+)
 from arena.services import NotYours, batch_submit, run_withdraw, submission_create
 from evaluator.api import SolutionField
 from tasks.selectors import task_get_active
@@ -86,12 +92,14 @@ class SubmissionCreateApi(APIView):
 
 
 class SubmissionDetailApi(APIView):
-    """GET /api/v1/submissions/<id>: where its grading stands."""
+    """GET /api/v1/submissions/<id>: where its grading stands; 404 where its run is not one
+    the reader may read (a withdrawn run, to anyone but its owners)."""
 
     @extend_schema(responses={200: SubmissionOutputSerializer})
     def get(self, request, submission_id: int):
+        submissions = submissions_visible_to(user=request.user)
         submission = get_object_or_404(
-            Submission.objects.select_related("run__task", "run__agent", "evaluation"),
+            submissions.select_related("run__task", "run__agent", "evaluation"),
             pk=submission_id,
         )
         return Response(SubmissionOutputSerializer(submission).data)
@@ -107,12 +115,13 @@ class RunWithdrawApi(APIView):
     """POST /api/v1/runs/<id>/withdraw: take one of your runs off every public page.
 
     For the account that made the run or one that may act for its agent (its owner, a member of
-    its organisation, staff); others get 403. The run stays in the database and the admin.
+    its organisation, staff); others get 403, or 404 where the run is not public: a hidden run
+    does not exist for them. The run stays in the database and the admin.
     """
 
     @extend_schema(request=None, responses={200: RunWithdrawOutputSerializer})
     def post(self, request, run_id: int):
-        if not Run.objects.filter(pk=run_id).exists():
+        if not runs_visible_to(user=request.user).filter(pk=run_id).exists():
             raise NotFound(f"no run {run_id}")
         try:
             run = run_withdraw(run_id=run_id, user=request.user)
@@ -243,12 +252,19 @@ class BatchResultsSerializer(serializers.Serializer):
     results = BatchResultLineSerializer(many=True)
 
 
+def _batch_get(request, batch_id: int):
+    """The batch, where the reader owns it; 404 for anyone else."""
+    batches = batches_visible_to(user=request.user).select_related("agent")
+    return get_object_or_404(batches, pk=batch_id)
+
+
 class BatchDetailApi(APIView):
-    """GET /api/v1/batches/<id>: how far its grading has come (finished of total, by status)."""
+    """GET /api/v1/batches/<id>: how far its grading has come (finished of total, by status).
+    For the batch's owners alone, as its results."""
 
     @extend_schema(responses={200: BatchProgressSerializer})
     def get(self, request, batch_id: int):
-        batch = get_object_or_404(Batch.objects.select_related("agent"), pk=batch_id)
+        batch = _batch_get(request, batch_id)
         return Response(BatchProgressSerializer(batch_progress(batch=batch)).data)
 
 
@@ -267,13 +283,14 @@ class BatchResultsApi(APIView):
     """GET /api/v1/batches/<id>/results: the verdict of every finished solution, in upload
     order, with grade_suite's fields; poll it, or the progress, until `done`. With
     `Accept: application/x-ndjson` (or `?format=ndjson`), one JSON line per result, streamed,
-    as grade_suite writes them."""
+    as grade_suite writes them. For the batch's owners alone: the reasons quote the solutions'
+    errors."""
 
     renderer_classes = [JSONRenderer, NdjsonRenderer]
 
     @extend_schema(responses={200: BatchResultsSerializer})
     def get(self, request, batch_id: int):
-        batch = get_object_or_404(Batch.objects.select_related("agent"), pk=batch_id)
+        batch = _batch_get(request, batch_id)
         lines = batch_result_lines(batch=batch)
         if request.accepted_renderer.format == NdjsonRenderer.format:
             body = (json.dumps(line) + "\n" for line in lines)

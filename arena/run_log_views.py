@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.models import Run
 from arena.run_logs import trajectory_upload, transcript_run_context
+from arena.selectors import runs_visible_to
 from config.throttles import write_throttled
 from tasks.selectors import task_list
 from transcripts.render import RunContext, transcript_policy
@@ -24,9 +25,7 @@ from transcripts.services import (
 
 
 def _run_with_trajectory(request: HttpRequest, run_id: int) -> Run:
-    runs = Run.objects.select_related("agent", "task", "trajectory")
-    if not (request.user.is_authenticated and request.user.is_staff):
-        runs = runs.filter(hidden=False)
+    runs = runs_visible_to(user=request.user).select_related("agent", "task", "trajectory")
     run = get_object_or_404(runs, pk=run_id)
     if run.trajectory is None or not run.trajectory.normalized:
         raise Http404(f"run {run_id} has no transcript")
@@ -42,6 +41,7 @@ def _context(run: Run) -> RunContext:
         run=run,
         download_url=reverse("transcript-export", args=[run.pk]),
         run_url=reverse("leaderboard:run-detail", args=[run.pk]),
+        disclosed=run.disclosed,
     )
 
 

@@ -17,8 +17,10 @@ from django.utils.text import slugify
 
 from arena.lifecycle import run_log_create
 from arena.models import Agent, Run
+from arena.selectors import runs_visible_to
 from arena.services import NotYours, agent_for_account, run_may_act
 from evaluator.models import Evaluation
+from evaluator.redaction import error_seen, result_seen
 from tasks.models import Task
 from tasks.selectors import task_get_active
 from transcripts.models import Trajectory
@@ -113,7 +115,9 @@ def trajectory_upload(
 
 
 def _check_run(*, run_id: int, user: AbstractBaseUser | None) -> None:
-    run = Run.objects.select_related("agent").filter(pk=run_id).first()
+    # A hidden run of someone else's does not exist for the uploader: no answer tells it apart.
+    runs = Run.objects.all() if user is None else runs_visible_to(user=user)
+    run = runs.select_related("agent").filter(pk=run_id).first()
     if run is None:
         raise TrajectoryRejected("run", f"no run with id {run_id}")
     if user is not None and not run_may_act(user=user, run=run):
@@ -189,8 +193,11 @@ def _attach(run: Run, trajectory: Trajectory) -> None:
 # -- what the transcript page shows beside the log ----------------------------------------------
 
 
-def transcript_run_context(*, run: Run, download_url: str, run_url: str) -> RunContext:
-    """The agent, the task and the latest grading."""
+def transcript_run_context(
+    *, run: Run, download_url: str, run_url: str, disclosed: bool = False
+) -> RunContext:
+    """The agent, the task and the latest grading; its solution output and error messages
+    only where the reader owns the run (`disclosed`)."""
     evaluation = _latest_evaluation(run)
     context = RunContext(
         agent=run.agent.name,
@@ -204,7 +211,7 @@ def transcript_run_context(*, run: Run, download_url: str, run_url: str) -> RunC
         context.reward = evaluation.reward
         context.solution = evaluation.solution_code
         context.solution_name = evaluation.solution_name
-        context.grader_log = grader_log(evaluation)
+        context.grader_log = grader_log(evaluation, disclosed=disclosed)
     return context
 
 
@@ -213,16 +220,19 @@ def _latest_evaluation(run: Run) -> Evaluation | None:
     return submission.evaluation if submission is not None else None
 
 
-def grader_log(evaluation: Evaluation) -> str:
-    """The grading as text: status, each gate with its reason and error output, flags."""
+def grader_log(evaluation: Evaluation, *, disclosed: bool) -> str:
+    """The grading as text: status, each gate with its reason and error output (for the run's
+    owners), flags."""
     lines = [f"status: {evaluation.status}"]
     if evaluation.device:
         lines.append(f"device: {evaluation.device}")
     if evaluation.reward is not None:
         lines.append(f"reward: {evaluation.reward:.4f}")
-    if evaluation.error:
-        lines += ["", "error:", evaluation.error]
+    error = error_seen(evaluation.error, disclosed=disclosed)
+    if error:
+        lines += ["", "error:", error]
     result = evaluation.result if isinstance(evaluation.result, dict) else {}
+    result = result_seen(result, disclosed=disclosed)
     for name, gate in (result.get("gates") or {}).items():
         lines += ["", *_gate_lines(name, gate)]
     for flag in result.get("flags") or []:

@@ -17,6 +17,7 @@ from arena.api import (
 from arena.api_docs import ApiDocsView
 from arena.api_runs import RunCancelApi, RunLaunchApi
 from arena.api_trajectories import TrajectoryCreateApi
+from arena.selectors import evaluations_visible_to
 from config.api_errors import not_found as api_not_found
 from evaluator.api import EvaluationCollectionApi, EvaluationDetailApi
 from leaderboard import views as leaderboard_views
@@ -30,9 +31,16 @@ api_v1 = [
     path("batches", BatchCreateApi.as_view(), name="batch-create"),
     path("batches/<int:batch_id>", BatchDetailApi.as_view(), name="batch-detail"),
     path("batches/<int:batch_id>/results", BatchResultsApi.as_view(), name="batch-results"),
-    path("evaluations", EvaluationCollectionApi.as_view(), name="evaluation-list"),
+    # A run's grading is read as its run is: arena's rule, which the evaluator cannot know.
     path(
-        "evaluations/<int:evaluation_id>", EvaluationDetailApi.as_view(), name="evaluation-detail"
+        "evaluations",
+        EvaluationCollectionApi.as_view(readable=evaluations_visible_to),
+        name="evaluation-list",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>",
+        EvaluationDetailApi.as_view(readable=evaluations_visible_to),
+        name="evaluation-detail",
     ),
     path("trajectories", TrajectoryCreateApi.as_view(), name="trajectory-create"),
     path("runs/launch", RunLaunchApi.as_view(), name="run-launch"),

@@ -1,6 +1,8 @@
 """The run_kernel API: grade a solution on a task outside any run, for agents and RL loops.
 
 POST /api/v1/evaluations queues it on the gpu queue; GET /api/v1/evaluations/<id> polls it.
+The reads show a reader only the gradings its `readable` rule gives (EvaluationsReadable),
+and the solution's output and error messages only of those the reader owns.
 """
 
 from django.conf import settings
@@ -13,7 +15,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluator.models import Evaluation
-from evaluator.selectors import evaluation_list, evaluation_queue_position
+from evaluator.redaction import error_seen, result_seen
+from evaluator.selectors import (
+    EvaluationsReadable,
+    evaluation_list,
+    evaluation_queue_position,
+    evaluations_submitted_by,
+)
 from evaluator.services import evaluation_submit
 from tasks.selectors import task_get_active
 
@@ -171,7 +179,10 @@ class EvaluationCreateApi(APIView):
         data = serializer.validated_data
         solution_name, solution_code = data["solution"]
         evaluation = evaluation_submit(
-            task=data["task"], solution_name=solution_name, solution_code=solution_code
+            task=data["task"],
+            solution_name=solution_name,
+            solution_code=solution_code,
+            submitted_by=request.user,
         )
         body = {
             "id": evaluation.pk,
@@ -184,8 +195,14 @@ class EvaluationCreateApi(APIView):
         return Response(output.data, status=status.HTTP_201_CREATED)
 
 
-class EvaluationListApi(APIView):
-    """GET /api/v1/evaluations: newest first, paginated with limit and offset."""
+class EvaluationReadApi(APIView):
+    """The reads' rule of who reads which grading; config/urls.py passes the project's."""
+
+    readable: EvaluationsReadable = staticmethod(evaluations_submitted_by)
+
+
+class EvaluationListApi(EvaluationReadApi):
+    """GET /api/v1/evaluations: the gradings the reader may read, newest first, paginated."""
 
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=Evaluation.Status.choices, required=False)
@@ -193,7 +210,10 @@ class EvaluationListApi(APIView):
 
     @extend_schema(
         operation_id="evaluation_list",
-        description="Evaluations, newest first, without their source; limit/offset pages.",
+        description=(
+            "The evaluations you may read (public runs' gradings and your own), newest first, "
+            "without their source; limit/offset pages."
+        ),
         parameters=[
             FilterSerializer,
             OpenApiParameter("limit", int, description="page size, at most 200"),
@@ -205,6 +225,7 @@ class EvaluationListApi(APIView):
         filters = EvaluationListApi.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         evaluations = evaluation_list(
+            readable=self.readable(user=request.user),
             status=filters.validated_data.get("status"),
             task_slug=filters.validated_data.get("task"),
         )
@@ -222,17 +243,24 @@ class EvaluationCollectionApi(EvaluationCreateApi, EvaluationListApi):
     """One URL, two operations (POST creates, GET lists); each keeps its own serializers."""
 
 
-class EvaluationDetailApi(APIView):
-    """GET /api/v1/evaluations/<id>: status, queue position and the grader's verdict."""
+class EvaluationDetailApi(EvaluationReadApi):
+    """GET /api/v1/evaluations/<id>: status, queue position and the grader's verdict; 404 for
+    a grading the reader may not read, the solution's output only for its owner."""
 
     class OutputSerializer(EvaluationSummarySerializer):
         queue_position = serializers.IntegerField(allow_null=True)
         solution_name = serializers.CharField()
         solution_sha256 = serializers.CharField()
-        error = serializers.CharField(help_text="why the grader itself could not run")
+        error = serializers.CharField(
+            source="error_shown", help_text="why the grader itself could not run"
+        )
         started_at = serializers.DateTimeField(allow_null=True)
         result = serializers.JSONField(
-            help_text="the grader's result: gates, per-shape rows, speedups, reward, flags"
+            source="result_shown",
+            help_text=(
+                "the grader's result: gates, per-shape rows, speedups, reward, flags; the "
+                "solution's output (log) and error messages only for the grading's owner"
+            ),
         )
 
     @extend_schema(
@@ -244,6 +272,9 @@ class EvaluationDetailApi(APIView):
         responses={200: OutputSerializer},
     )
     def get(self, request, evaluation_id: int):
-        evaluation = get_object_or_404(Evaluation.objects.select_related("task"), pk=evaluation_id)
+        readable = self.readable(user=request.user).select_related("task")
+        evaluation = get_object_or_404(readable, pk=evaluation_id)
         evaluation.queue_position = evaluation_queue_position(evaluation=evaluation)
+        evaluation.result_shown = result_seen(evaluation.result, disclosed=evaluation.disclosed)
+        evaluation.error_shown = error_seen(evaluation.error, disclosed=evaluation.disclosed)
         return Response(EvaluationDetailApi.OutputSerializer(evaluation).data)

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 from tasks.models import Task
@@ -27,6 +28,16 @@ class Evaluation(models.Model):
     ranked = models.BooleanField(default=False)
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # The account that asked for a grading outside any run (POST /api/v1/evaluations): only it
+    # (and staff) may read that grading. A run's grading is read as its run is, which the layer
+    # that owns runs decides (arena.selectors.evaluations_visible_to).
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="evaluations_submitted",
+    )
     attempts = models.PositiveIntegerField(default=0)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

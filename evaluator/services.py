@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from celery.canvas import Signature
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -24,7 +25,13 @@ from tasks.selectors import catalog_dirs, task_folder
 logger = logging.getLogger(__name__)
 
 
-def evaluation_create(*, task: Task, solution_name: str, solution_code: str) -> Evaluation:
+def evaluation_create(
+    *,
+    task: Task,
+    solution_name: str,
+    solution_code: str,
+    submitted_by: AbstractBaseUser | None = None,
+) -> Evaluation:
     """A queued Evaluation; the caller enqueues it once its transaction commits."""
     return Evaluation.objects.create(
         task=task,
@@ -32,6 +39,7 @@ def evaluation_create(*, task: Task, solution_name: str, solution_code: str) -> 
         solution_name=solution_name,
         solution_code=solution_code,
         solution_sha256=hashlib.sha256(solution_code.encode()).hexdigest(),
+        submitted_by=submitted_by,
     )
 
 
@@ -202,10 +210,20 @@ def evaluation_lease_remaining_s(*, evaluation_id: int) -> float | None:
 
 
 @transaction.atomic
-def evaluation_submit(*, task: Task, solution_name: str, solution_code: str) -> Evaluation:
-    """An evaluation requested through the API, outside any run; graded on the gpu queue."""
+def evaluation_submit(
+    *,
+    task: Task,
+    solution_name: str,
+    solution_code: str,
+    submitted_by: AbstractBaseUser | None = None,
+) -> Evaluation:
+    """An evaluation requested through the API, outside any run, readable by `submitted_by`
+    alone (and staff); graded on the gpu queue."""
     evaluation = evaluation_create(
-        task=task, solution_name=solution_name, solution_code=solution_code
+        task=task,
+        solution_name=solution_name,
+        solution_code=solution_code,
+        submitted_by=submitted_by,
     )
     transaction.on_commit(lambda: evaluation_enqueue(evaluation=evaluation))
     return evaluation

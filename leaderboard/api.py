@@ -1,5 +1,7 @@
-"""The public read API: leaderboard, agents, tasks and runs. No authentication; hidden runs
-never appear. One view per operation; query parameters are validated by an InputSerializer."""
+"""The public read API: leaderboard, agents, tasks and runs. No authentication needed; hidden
+runs appear to their owners alone, by id (arena.selectors.runs_visible_to), and a grading's
+solution output only to its owners. One view per operation; query parameters are validated by
+an InputSerializer."""
 
 from dataclasses import fields as dataclass_fields
 
@@ -12,6 +14,7 @@ from rest_framework.views import APIView
 
 from arena.models import Run
 from config.page_cache import public_page
+from evaluator.redaction import result_seen
 from leaderboard.scores import (
     FAILURE_SPEEDUP,
     FAST_P_THRESHOLDS,
@@ -31,7 +34,7 @@ from leaderboard.selectors import (
     agent_task_rows,
     leaderboard_cached,
     leaderboard_rows,
-    run_get_public,
+    run_get_visible,
     run_list_public,
     runs_attach_scores,
 )
@@ -439,18 +442,21 @@ class RunListApi(APIView):
 
 
 class RunEvaluationOutputSerializer(serializers.Serializer):
+    """A grading as the reader may see it: `result_shown` is the result, without the solution's
+    output and error messages for anyone but the run's owners."""
+
     id = serializers.IntegerField(source="pk")
     status = serializers.CharField()
     ranked = serializers.BooleanField()
     reward = serializers.FloatField(allow_null=True)
     device = serializers.CharField()
-    gates = serializers.DictField(source="result.gates", default=dict)
-    summary = serializers.DictField(source="result.summary", default=dict)
+    gates = serializers.DictField(source="result_shown.gates", default=dict)
+    summary = serializers.DictField(source="result_shown.summary", default=dict)
     flags = serializers.ListField(
-        source="result.flags", child=serializers.DictField(), default=list
+        source="result_shown.flags", child=serializers.DictField(), default=list
     )
     per_shape = serializers.ListField(
-        source="result.per_shape", child=serializers.DictField(), default=list
+        source="result_shown.per_shape", child=serializers.DictField(), default=list
     )
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -489,11 +495,13 @@ class RunDetailApi(APIView):
         @extend_schema_field(RunEvaluationOutputSerializer(many=True))
         def get_evaluations(self, run: Run) -> list[dict]:
             evaluations = [s.evaluation for s in run.submissions.all()]
+            for evaluation in evaluations:
+                evaluation.result_shown = result_seen(evaluation.result, disclosed=run.disclosed)
             return RunEvaluationOutputSerializer(evaluations, many=True).data
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        run = run_get_public(run_id=run_id)
+        run = run_get_visible(run_id=run_id, user=request.user)
         if run is None:
             raise Http404(f"no run {run_id}")
         return Response(self.OutputSerializer(run).data)

@@ -26,6 +26,7 @@ from django.db.models import (
 from django.db.models.functions import Floor, Greatest, Ln, RowNumber
 
 from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
+from arena.selectors import Reader, runs_public, runs_visible_to
 from evaluator.engine.roofline import compute_dtype_key, peaks_for
 from evaluator.models import Evaluation, EvaluationShape
 from leaderboard.scores import (
@@ -516,7 +517,7 @@ VERDICT_FILTERS = {
 def run_list_public(filters: RunFilters | None = None, **fields: str) -> QuerySet[Run]:
     """Public runs, newest first; `runs_attach_scores` adds their verdicts to a page of them."""
     f = filters or RunFilters(**fields)
-    runs = Run.objects.filter(hidden=False).select_related("agent", "task", "created_by")
+    runs = runs_public().select_related("agent", "task", "created_by")
     if f.agent:
         runs = runs.filter(agent__slug=f.agent)
     if f.task:
@@ -563,7 +564,7 @@ def agent_list_public() -> list[dict[str, Any]]:
 
     def build():
         runs = (
-            Run.objects.filter(hidden=False)
+            runs_public()
             .values("agent_id")
             .annotate(
                 n_runs=Count("id"),
@@ -620,19 +621,22 @@ def runs_attach_scores(runs: list[Run]) -> list[Run]:
     return runs
 
 
-def run_get_public(*, run_id: int) -> Run | None:
-    """A run with its submissions and shapes; None when it does not exist or is hidden."""
+def run_get_visible(*, run_id: int, user: Reader) -> Run | None:
+    """A run with its submissions and shapes, and `disclosed` (whether `user` owns it); None
+    when it does not exist or is not one `user` may read."""
     return (
-        Run.objects.select_related("agent", "task", "created_by")
+        runs_visible_to(user=user)
+        .select_related("agent", "task", "created_by")
         .prefetch_related("submissions__evaluation__shapes")
-        .filter(pk=run_id, hidden=False)
+        .filter(pk=run_id)
         .first()
     )
 
 
-def run_status(*, run_id: int) -> dict[str, Any] | None:
+def run_status(*, run_id: int, user: Reader) -> dict[str, Any] | None:
     """What the run page polls: the run's and each evaluation's state, small and uncached."""
-    run = Run.objects.filter(pk=run_id, hidden=False).values("status", "failure_reason").first()
+    runs = runs_visible_to(user=user).filter(pk=run_id)
+    run = runs.values("status", "failure_reason").first()
     if run is None:
         return None
     evaluations = (

@@ -12,6 +12,7 @@ from django.utils.safestring import mark_safe
 
 from arena.models import Run
 from config.page_cache import public_page
+from evaluator.redaction import error_seen, result_seen, shapes_seen
 from leaderboard import figures
 from leaderboard.compare import (
     align_gates,
@@ -47,7 +48,7 @@ from leaderboard.selectors import (
     leaderboard_rows,
     matrix_cells,
     run_filter_options,
-    run_get_public,
+    run_get_visible,
     run_list_public,
     run_status,
     runs_attach_scores,
@@ -216,20 +217,22 @@ def matrix(request):
 
 
 def run_detail(request, run_id: int):
-    run = run_get_public(run_id=run_id)
+    run = run_get_visible(run_id=run_id, user=request.user)
     if run is None:
         raise Http404("no such run")
     context = {
         "run": run,
-        "submissions": [_submission_view(s) for s in run.submissions.all()],
+        "submissions": [
+            _submission_view(s, disclosed=run.disclosed) for s in run.submissions.all()
+        ],
         "transcript_url": transcript_url(run),
-        "live": run_status(run_id=run.pk),
+        "live": run_status(run_id=run.pk, user=request.user),
     }
     return render(request, "leaderboard/run_detail.html", context)
 
 
 def run_status_json(request, run_id: int):
-    status = run_status(run_id=run_id)
+    status = run_status(run_id=run_id, user=request.user)
     if status is None:
         return JsonResponse({"detail": "no such run"}, status=404)
     return JsonResponse(status)
@@ -244,7 +247,7 @@ def compare(request):
         return HttpResponseBadRequest(_message_page(request, str(exc)))
     sides = []
     for side, run_id in ids.items():
-        run = run_get_public(run_id=run_id)
+        run = run_get_visible(run_id=run_id, user=request.user)
         if run is None:
             raise Http404(f"{side}: no run #{run_id}")
         sides.append(_compare_side(side, run, chosen[side]))
@@ -269,7 +272,7 @@ def _compare_side(field: str, run: Run, evaluation_id: int | None) -> dict[str, 
         picked = next((s for s in submissions if s.evaluation_id == evaluation_id), None)
         if picked is None:
             raise Http404(f"e{field}: run #{run.pk} has no evaluation #{evaluation_id}")
-    view = _submission_view(picked) if picked else None
+    view = _submission_view(picked, disclosed=run.disclosed) if picked else None
     return {
         "letter": field.upper(),
         "field": field,
@@ -303,7 +306,7 @@ def _compare_context(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             a["item"]["gates"] if a["item"] else {}, b["item"]["gates"] if b["item"] else {}
         ),
         "shapes": align_shapes(
-            a_eval.shapes.all() if a_eval else [], b_eval.shapes.all() if b_eval else []
+            a["item"]["shapes"] if a["item"] else [], b["item"]["shapes"] if b["item"] else []
         ),
         "diff": diff,
     }
@@ -323,12 +326,17 @@ def _message_page(request, message: str) -> str:
     return render(request, "leaderboard/message.html", {"message": message}).content.decode()
 
 
-def _submission_view(submission) -> dict[str, Any]:
+def _submission_view(submission, *, disclosed: bool) -> dict[str, Any]:
+    """A grading as the reader may see it: its result, error and shapes are read from here,
+    never from the row, so that the solution's output reaches the run's owners alone."""
     evaluation = submission.evaluation
-    result = evaluation.result or {}
+    result = result_seen(evaluation.result or {}, disclosed=disclosed)
     return {
         "submission": submission,
         "evaluation": evaluation,
+        "disclosed": disclosed,
+        "error": error_seen(evaluation.error, disclosed=disclosed),
+        "shapes": shapes_seen(evaluation.shapes.all(), disclosed=disclosed),
         "gates": result.get("gates", {}),
         "flags": result.get("flags", []),
         "summary": result.get("summary", {}),

@@ -20,9 +20,12 @@ def enqueued(monkeypatch):
     return sent
 
 
-def queued_evaluation(status: str = Evaluation.Status.QUEUED) -> Evaluation:
+def queued_evaluation(status: str = Evaluation.Status.QUEUED, *, by=None) -> Evaluation:
     evaluation = evaluation_create(
-        task=Task.objects.get(slug="silu"), solution_name="s.py", solution_code="x = 1\n"
+        task=Task.objects.get(slug="silu"),
+        solution_name="s.py",
+        solution_code="x = 1\n",
+        submitted_by=by,
     )
     Evaluation.objects.filter(pk=evaluation.pk).update(status=status)
     return evaluation
@@ -36,7 +39,7 @@ def invalid_fields(response) -> dict:
 
 
 def test_file_upload_is_queued_with_its_position_and_enqueued_on_commit(
-    client, catalog_tasks, enqueued, django_capture_on_commit_callbacks
+    client, token, catalog_tasks, enqueued, django_capture_on_commit_callbacks
 ):
     ahead = [queued_evaluation(), queued_evaluation(Evaluation.Status.RUNNING)]
     queued_evaluation(Evaluation.Status.PASSED)  # finished: not ahead of anyone
@@ -57,6 +60,7 @@ def test_file_upload_is_queued_with_its_position_and_enqueued_on_commit(
     assert enqueued == [evaluation.pk]
     assert evaluation.solution_name == "k.py"
     assert not hasattr(evaluation, "submission")  # no run, no leaderboard entry
+    assert evaluation.submitted_by == token.user  # the one account that may read it
 
 
 def test_solution_as_json_text_with_an_allowed_backend(client, catalog_tasks, enqueued):
@@ -141,27 +145,28 @@ def test_throttled_token_is_refused_with_retry_after(client, catalog_tasks, sett
     assert Evaluation.objects.count() == 3
 
 
-def test_detail_of_a_queued_evaluation_shows_its_position(anonymous, catalog_tasks):
-    first, second = queued_evaluation(), queued_evaluation()
-    body = anonymous.get(f"{URL}/{second.pk}").json()
+def test_detail_of_a_queued_evaluation_shows_its_position(client, token, catalog_tasks):
+    first, second = queued_evaluation(by=token.user), queued_evaluation(by=token.user)
+    body = client.get(f"{URL}/{second.pk}").json()
     assert (body["status"], body["queue_position"], body["reward"]) == ("queued", 1, None)
-    assert anonymous.get(f"{URL}/{first.pk}").json()["queue_position"] == 0
+    assert client.get(f"{URL}/{first.pk}").json()["queue_position"] == 0
     assert body["solution_sha256"] == second.solution_sha256
     assert "solution_code" not in body
 
 
-def test_list_is_paginated_newest_first_and_filters(anonymous, catalog_tasks):
-    made = [queued_evaluation() for _ in range(3)]
-    made.append(queued_evaluation(Evaluation.Status.FAILED))
-    page = anonymous.get(URL, {"limit": 2}).json()
+def test_list_is_paginated_newest_first_and_filters(client, token, catalog_tasks):
+    made = [queued_evaluation(by=token.user) for _ in range(3)]
+    made.append(queued_evaluation(Evaluation.Status.FAILED, by=token.user))
+    queued_evaluation()  # someone else's: never listed to this account
+    page = client.get(URL, {"limit": 2}).json()
     assert page["count"] == 4
     assert [row["id"] for row in page["results"]] == [made[3].pk, made[2].pk]
     assert page["next"].endswith("limit=2&offset=2") and page["previous"] is None
-    second = anonymous.get(URL, {"limit": 2, "offset": 2}).json()
+    second = client.get(URL, {"limit": 2, "offset": 2}).json()
     assert [row["id"] for row in second["results"]] == [made[1].pk, made[0].pk]
-    failed = anonymous.get(URL, {"status": "failed"}).json()
+    failed = client.get(URL, {"status": "failed"}).json()
     assert [row["id"] for row in failed["results"]] == [made[3].pk]
-    assert anonymous.get(URL, {"task": "no-such-task"}).json()["count"] == 0
+    assert client.get(URL, {"task": "no-such-task"}).json()["count"] == 0
 
 
 def test_list_with_an_unknown_status_names_the_parameter(anonymous, db):

@@ -44,7 +44,8 @@ def graded_run(run, codex_log):
     return run
 
 
-def test_page_shows_the_transcript_with_its_run_context(client, graded_run):
+def test_page_shows_the_transcript_with_its_run_context(client, graded_run, uploader):
+    client.force_login(uploader)  # the run's owner: the grader's error output is theirs
     response = client.get(reverse("transcript", args=[graded_run.pk]))
     assert response.status_code == 200
     html = response.content.decode()
@@ -52,6 +53,10 @@ def test_page_shows_the_transcript_with_its_run_context(client, graded_run):
     assert '<div class="v">failed <span' in html and "reward 0.250" in html
     assert "the &lt;b&gt;final&lt;/b&gt; kernel" in html  # the solution tab, escaped
     assert "correctness: FAIL mismatch on shape 2" in html and "max abs err 3.1e-2" in html
+    client.logout()
+    public = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
+    assert "correctness: FAIL mismatch on shape 2" in public
+    assert "max abs err 3.1e-2" not in public
     assert f'href="/runs/{graded_run.pk}/transcript/export"' in html
     assert "apply_patch" in html and 'class="ev k-file_change' in html
 
