@@ -2,8 +2,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 
+from arena.agent_names import AgentNameRefused
 from arena.models import Agent, Run, Submission
 from arena.moderation import HIDDEN_REASON_MAX, run_visibility_set
+from arena.services import agent_name_check, agent_name_set
 from evaluator.admin import GpuListFilter, is_changelist
 
 
@@ -22,8 +24,27 @@ class ModerationActionForm(ActionForm):
     )
 
 
+class AgentAdminForm(forms.ModelForm):
+    """An agent's name is refused here as anywhere else: another agent's, or looking like it."""
+
+    class Meta:
+        model = Agent
+        fields = ["name"]  # the admin adds the fields it shows
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if self.instance.pk is not None and "name" not in self.changed_data:
+            return name  # an older agent's name, kept as it is, may predate the rules
+        try:
+            agent_name_check(name=name, agent=self.instance)
+        except AgentNameRefused as exc:
+            raise forms.ValidationError(exc.message) from None
+        return name
+
+
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
+    form = AgentAdminForm
     list_display = [
         "slug",
         "name",
@@ -39,7 +60,14 @@ class AgentAdmin(admin.ModelAdmin):
     search_fields = ["slug", "name", "model", "harness", "owner__username"]
     list_select_related = ["owner", "organisation"]
     raw_id_fields = ["owner"]
-    prepopulated_fields = {"slug": ["name"]}
+    # Made from the name when the agent is; kept when it is renamed, so that its URLs stay.
+    readonly_fields = ["slug"]
+
+    def save_model(self, request, obj: Agent, form, change: bool) -> None:
+        if change and "name" not in form.changed_data:
+            super().save_model(request, obj, form, change)
+        else:
+            agent_name_set(agent=obj, name=form.cleaned_data["name"])
 
 
 class SubmissionInline(admin.TabularInline):

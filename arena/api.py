@@ -4,7 +4,6 @@ from pathlib import PurePosixPath
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.text import slugify
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -12,6 +11,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from arena.agent_names import AgentNameRefused, agent_name_parse
 from arena.models import Submission
 from arena.selectors import (
     batch_progress,
@@ -47,8 +47,10 @@ def _active_task(slug: str):
 
 
 def _agent_name(name: str) -> str:
-    if not slugify(name):
-        raise serializers.ValidationError("the agent name needs letters or digits")
+    try:
+        agent_name_parse(name)
+    except AgentNameRefused as exc:
+        raise serializers.ValidationError(exc.message) from None
     return name.strip()
 
 
@@ -88,6 +90,8 @@ class SubmissionCreateApi(APIView):
             )
         except NotYours as exc:
             raise PermissionDenied(exc.message) from None
+        except AgentNameRefused as exc:
+            raise serializers.ValidationError({"agent": [exc.message]}) from None
         return Response(SubmissionOutputSerializer(submission).data, status=status.HTTP_201_CREATED)
 
 
@@ -205,6 +209,8 @@ class BatchCreateApi(APIView):
             )
         except NotYours as exc:
             raise PermissionDenied(exc.message) from None
+        except AgentNameRefused as exc:
+            raise serializers.ValidationError({"agent": [exc.message]}) from None
         progress = batch_progress(batch=upload.batch)
         body = {
             **progress,

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
-from django.utils.text import slugify
 
+from arena.agent_names import NAME_MAX_CHARS, AgentNameRefused
 from arena.lifecycle import submission_add
 from arena.models import Agent, ImportedRun, Run
 from arena.run_logs import run_trajectory_attach
+from arena.services import agent_get_or_create
 from evaluator.models import Evaluation
 from evaluator.services import evaluation_create
 from tasks.models import Task
@@ -300,18 +301,18 @@ def _import_cell(root: Path, cell: dict, run_id: str, report: ImportReport) -> s
     except IntegrityError:  # imported at the same moment by another process
         report.already.append(run_id)
         return ""
+    except AgentNameRefused as exc:  # e.g. an account's agent looks like it
+        return f"agent {harness} {model}: {exc.message}"
     report.created.append(run_id)
     return ""
 
 
 def _agent(*, harness: str, model: str) -> Agent:
     """The platform agent of this harness and model (created on first use)."""
-    name = f"{harness} {model}"
-    agent, _ = Agent.objects.get_or_create(
-        slug=slugify(name.replace(".", "-"))[:100],
-        defaults={"name": name[:100], "harness": harness[:50], "model": model[:100]},
+    return agent_get_or_create(
+        name=f"{harness} {model}"[:NAME_MAX_CHARS],
+        defaults={"harness": harness[:50], "model": model[:100]},
     )
-    return agent
 
 
 def _number(value: object) -> float | None:

@@ -12,6 +12,12 @@ class Agent(models.Model):
 
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=100)
+    # The keys of its name (arena/agent_names.py), written only by agent_name_set: two spellings
+    # with one name_key are one agent; a new name with another agent's lookalike_key (UTS #39
+    # skeleton) is refused. Null only on agents from before the keys whose key or look an older
+    # agent already had, and on names no longer accepted: those are found by slug alone.
+    name_key = models.TextField(unique=True, null=True, blank=True, editable=False)
+    lookalike_key = models.TextField(unique=True, null=True, blank=True, editable=False)
     harness = models.CharField(max_length=50, blank=True)
     model = models.CharField(max_length=100, blank=True)
     effort = models.CharField(max_length=30, blank=True)

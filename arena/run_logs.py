@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.utils.text import slugify
 
+from arena.agent_names import AgentNameRefused, agent_name_parse
 from arena.lifecycle import run_log_create
 from arena.models import Agent, Run
 from arena.selectors import runs_visible_to
@@ -127,8 +127,10 @@ def _check_run(*, run_id: int, user: AbstractBaseUser | None) -> None:
 
 
 def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
-    if not slugify(agent_slug):
-        raise TrajectoryRejected("agent", "name the agent (letters or digits), or give a run id")
+    try:
+        agent_name_parse(agent_slug)
+    except AgentNameRefused as exc:
+        raise TrajectoryRejected("agent", f"{exc.message}; or give a run id") from None
     if not task_slug.strip():
         raise TrajectoryRejected("task", "name the task, or give a run id")
     task = task_get_active(slug=task_slug.strip())
@@ -142,11 +144,13 @@ def _run_create(
 ) -> Run:
     """A run known only from its log: finished, with no submission to grade. A new agent is
     described by the log it arrived with."""
-    new_agent = not Agent.objects.filter(slug=slugify(agent_name)).exists()
+    new_agent = not Agent.objects.filter(name_key=agent_name_parse(agent_name).key).exists()
     try:
         agent = agent_for_account(name=agent_name, user=user)
     except NotYours as exc:
         raise TrajectoryForbidden("agent", exc.message) from None
+    except AgentNameRefused as exc:
+        raise TrajectoryRejected("agent", exc.message) from None
     if new_agent:
         _agent_describe(agent, trajectory)
     return run_log_create(agent=agent, task=task, created_by=user)

@@ -44,6 +44,7 @@ from arena.lifecycle import (
 )
 from arena.models import Agent, Run, Submission
 from arena.run_logs import run_trajectory_attach
+from arena.services import agent_get_or_create
 from arena.workspace import (
     Workspace,
     WorkspaceError,
@@ -545,16 +546,10 @@ def agent_for_launch(*, name: str) -> Agent:
         return agent
     strategy = name.removeprefix("scripted-")
     if name.startswith("scripted-") and strategy in SCRIPTED_STRATEGIES:
-        agent, _ = Agent.objects.get_or_create(
-            slug=name,
-            defaults={
-                "name": name,
-                "harness": "scripted",
-                "model": "scripted",
-                "config": {"strategy": strategy},
-            },
+        return agent_get_or_create(
+            name=name,
+            defaults={"harness": "scripted", "model": "scripted", "config": {"strategy": strategy}},
         )
-        return agent
     raise ValueError(
         f"agent: no agent {name!r}; add it in the admin (harness, model, config) "
         f"or use scripted-<{'|'.join(SCRIPTED_STRATEGIES)}>"

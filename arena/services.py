@@ -3,9 +3,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group
-from django.db import transaction
-from django.utils.text import slugify
+from django.db import IntegrityError, transaction
 
+from arena.agent_names import AgentName, AgentNameRefused, agent_name_parse
 from arena.lifecycle import run_upload_create, submission_add
 from arena.models import Agent, Batch, Run, Submission
 from arena.moderation import run_visibility_set
@@ -23,12 +23,70 @@ class NotYours(Exception):
         self.message = message
 
 
-def agent_get_or_create(*, name: str, owner: AbstractBaseUser | None = None) -> Agent:
-    """The agent named `name`; a new one is owned by `owner` (None: a platform agent)."""
-    agent, _ = Agent.objects.get_or_create(
-        slug=slugify(name), defaults={"name": name, "owner": owner}
-    )
+# A new agent's insert that loses a race (its name, look or slug taken meanwhile) looks again.
+_AGENT_CREATE_TRIES = 3
+
+
+def agent_get_or_create(
+    *, name: str, owner: AbstractBaseUser | None = None, defaults: dict | None = None
+) -> Agent:
+    """The agent `name` names, however it is cased or spelled in compatibility forms
+    (arena/agent_names.py); a new one is owned by `owner` (None: a platform agent) and takes
+    `defaults` (harness, model, config...). Every agent is made here or in the admin, through
+    agent_name_set. AgentNameRefused where the name is unusable or looks like another agent's."""
+    key = agent_name_parse(name).key
+    for _ in range(_AGENT_CREATE_TRIES):
+        agent = Agent.objects.filter(name_key=key).first()
+        if agent is not None:
+            return agent
+        try:
+            return agent_name_set(agent=Agent(owner=owner, **(defaults or {})), name=name)
+        except IntegrityError:
+            continue
+    raise AgentNameRefused(f"the agent {name!r} could not be stored (made meanwhile?); try again")
+
+
+def agent_name_set(*, agent: Agent, name: str) -> Agent:
+    """Store `agent`, new or renamed, under `name` in its normalised form with its keys. A new
+    agent gets a free slug; a renamed one keeps its URLs. AgentNameRefused, and nothing written,
+    where the name is another agent's or looks like another agent's."""
+    parsed = agent_name_check(name=name, agent=agent)
+    agent.name = parsed.shown
+    agent.name_key, agent.lookalike_key = parsed.key, parsed.lookalike_key
+    if agent.pk is None:
+        agent.slug = _agent_free_slug(parsed.slug_base)
+    with transaction.atomic():  # a lost race raises IntegrityError and leaves the caller's
+        agent.save()  # transaction usable
     return agent
+
+
+def agent_name_check(*, name: str, agent: Agent | None = None) -> AgentName:
+    """The forms of `name` for `agent` (None or unsaved: a new one), or AgentNameRefused where
+    another agent has that name or one that looks like it."""
+    parsed = agent_name_parse(name)
+    others = Agent.objects.all()
+    if agent is not None and agent.pk is not None:
+        others = others.exclude(pk=agent.pk)
+    same = others.filter(name_key=parsed.key).first()
+    if same is not None:
+        raise AgentNameRefused(f"the agent {same.name!r} ({same.slug}) has this name already")
+    twin = others.filter(lookalike_key=parsed.lookalike_key).first()
+    if twin is not None:
+        raise AgentNameRefused(
+            f"the agent name {parsed.shown!r} looks like that of the existing agent "
+            f"{twin.name!r} ({twin.slug}): submit under that agent's exact name if it is yours, "
+            f"or choose a name that does not look like another agent's"
+        )
+    return parsed
+
+
+def _agent_free_slug(base: str) -> str:
+    taken = set(Agent.objects.filter(slug__startswith=base).values_list("slug", flat=True))
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
 
 
 def agent_may_act(*, user: AbstractBaseUser, agent: Agent) -> bool:

@@ -134,19 +134,16 @@ def schema_and_catalogue() -> None:
 
 
 def synthetic_agents() -> list:
-    from django.utils.text import slugify
-
-    from arena.models import Agent
+    from arena.services import agent_get_or_create
 
     agents = []
     for harness, models in HARNESSES.items():
         for model in models:
             for effort in EFFORTS:
                 name = f"synthetic-{harness}-{model}-{effort}"
-                agent, _ = Agent.objects.get_or_create(
-                    slug=slugify(name),
+                agent = agent_get_or_create(
+                    name=name,
                     defaults={
-                        "name": name,
                         "harness": harness,
                         "model": model,
                         "effort": effort,

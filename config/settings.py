@@ -20,6 +20,7 @@ from config.env import (
     env_str,
     local_secret_key,
 )
+from sandboxes.secret_variables import DEPLOYMENT_SECRETS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = env_path("ARENA_DATA_DIR", BASE_DIR / "var")
@@ -328,14 +329,9 @@ ARENA_SANDBOX_IMAGE = env_str("ARENA_SANDBOX_IMAGE", "kernel-arena-sandbox:full"
 # isolating sandbox works, with this user's files, network and /proc within its reach.
 ARENA_UNSAFE_RUN_UNISOLATED = env_bool("ARENA_UNSAFE_RUN_UNISOLATED", False)
 # Erased from a worker's environment once settings hold them (evaluator/engine/concealment.py),
-# so that no process it starts can read them from /proc/<worker>/environ.
-ARENA_CONCEALED_VARIABLES = (
-    "ARENA_SECRET_KEY",
-    "ARENA_HIDDEN_SEED",
-    "DATABASE_URL",
-    "ARENA_BROKER_URL",
-    "ARENA_CACHE_URL",
-)
+# so that no process it starts can read them from /proc/<worker>/environ. One list, in
+# sandboxes/secret_variables.py, which the grader's CLI erases too: a new secret goes there.
+ARENA_CONCEALED_VARIABLES = DEPLOYMENT_SECRETS
 
 # Agent runs (arena/runs.py): like the grader's candidate, only in a sandbox that isolates
 # ("auto": bwrap, else docker); the model's API is reached through an allow-listed proxy.

@@ -2,4 +2,4 @@ import sys
 
 from evaluator.engine.cli import main
 
-sys.exit(main())
+sys.exit(main(own_process=True))

@@ -23,7 +23,7 @@ from arena.lifecycle import run_recorded_create
 from arena.models import Agent, Run, Submission
 from arena.run_logs import run_trajectory_attach
 from arena.run_scores import leaderboard_record
-from arena.services import submission_create
+from arena.services import agent_get_or_create, submission_create
 from evaluator.services import evaluation_create, evaluation_store_result
 from tasks.models import Task
 from tasks.selectors import task_folder
@@ -63,10 +63,9 @@ class SeedReport:
 
 
 def demo_agent_get_or_create(*, agent: DemoAgent) -> Agent:
-    row, _ = Agent.objects.get_or_create(
-        slug=agent.slug,
+    return agent_get_or_create(
+        name=agent.name,
         defaults={
-            "name": agent.name,
             "harness": "scripted",
             "model": "scripted",
             # The strategy tells the four demo agents apart wherever agents are grouped.
@@ -75,7 +74,6 @@ def demo_agent_get_or_create(*, agent: DemoAgent) -> Agent:
             "config": {"strategy": agent.strategy},  # launchable like any scripted agent
         },
     )
-    return row
 
 
 def _run_provenance(row: Agent) -> dict[str, str]:

@@ -6,16 +6,17 @@ roofline table.
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
-from evaluator.engine import environment
 from evaluator.engine.concealment import environ_conceal
 from evaluator.engine.evaluate import EvaluateOptions, evaluate
 from evaluator.engine.measure_peaks import measure_peaks, render_peaks
 from evaluator.engine.result import EvalResult
 from evaluator.engine.taskspec import TaskError
 from sandboxes.backends import SANDBOXES, UNSAFE_SWITCH, unsafe_switch_on
+from sandboxes.secret_variables import secret_variables
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:
+    """`own_process`: the CLI is this process's program (`python -m evaluator`), so it erases
+    the secrets its environment holds before any child starts; a caller that runs main() in a
+    process of its own (a test, a notebook) keeps its environment."""
     args = build_parser().parse_args(argv)
     if args.command == "measure-peaks":
         return run_measure_peaks(args)
@@ -51,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sandbox=args.sandbox,
             allow_unisolated=args.unsafe_run_unisolated or unsafe_switch_on(),
         )
-        environ_conceal([environment.HIDDEN_SEED])
+        if own_process:  # the options hold the hidden seed now; nothing else needs a secret
+            environ_conceal(secret_variables(os.environ))
         result = evaluate(args.task, args.solution, args.device, options)
     except (TaskError, OSError, ValueError) as exc:
         if args.json:

@@ -7,6 +7,7 @@ peeking at files) and the sandbox and the judge process carry the rest.
 
 import ast
 import os
+import re
 import sys
 import threading
 import time
@@ -124,11 +125,34 @@ class Audit:
         if isinstance(raw, int) or raw is None:
             return
         try:
-            path = os.path.realpath(os.fsdecode(raw))
+            given = os.path.abspath(os.fsdecode(raw))
+            path = os.path.realpath(given)
         except (TypeError, ValueError):
             return
-        if not path.startswith(self.allowed) and len(self.file_paths) < 20:
+        # Both spellings: /proc/<pid>/root/... and /proc/<pid>/cwd/... resolve out of /proc.
+        if other_process_entry(given) or other_process_entry(path):
+            path = given
+        elif path.startswith(self.allowed):
+            return
+        if len(self.file_paths) < 20:
             self.file_paths.append(path)
+
+
+_PROC_PID = re.compile(r"/proc/(\d+)(?:/|$)")
+
+
+def other_process_entry(path: str) -> bool:
+    """/proc/<pid>/... of another process: its environment, command line, memory, maps, open
+    files. /proc is allowed for the system's own files (cpuinfo, meminfo, sys/...); a solution
+    has no business in another process's entries, and under the unisolated process backend
+    they are the grading worker's and the host's. This process's own (/proc/self,
+    /proc/thread-self, its pid or a thread's id) are not another's."""
+    match = _PROC_PID.match(path)
+    if match is None:
+        return False
+    pid = match.group(1)
+    # os.path.exists stats, which raises no audit event: this runs inside the hook.
+    return int(pid) != os.getpid() and not os.path.exists(f"/proc/self/task/{pid}")
 
 
 def default_allowed_roots(candidate_dir: Path) -> list[Path]:

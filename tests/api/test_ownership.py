@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from arena.models import Agent, Run, Submission
-from arena.services import WITHDRAWN_REASON
+from arena.services import WITHDRAWN_REASON, agent_get_or_create
 from bench.transcript_logs import write_codex_rollout
 from evaluator.models import Evaluation
 from tests.api.factories import client_with_token, error_of, token_create, upload
@@ -79,7 +79,7 @@ def test_a_member_of_the_agents_organisation_may_submit(alice, bob, catalog_task
 
 
 def test_only_staff_submit_under_a_platform_agent(bob, catalog_tasks, django_user_model):
-    Agent.objects.create(slug="claude-code", name="claude-code")  # no owner: the platform's
+    agent_get_or_create(name="claude-code")  # no owner: the platform's
     assert_refused(submit(bob, "claude-code"), "run by the platform; only staff")
     staff = token_create("moderator")
     django_user_model.objects.filter(pk=staff.user.pk).update(is_staff=True)

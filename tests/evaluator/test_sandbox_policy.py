@@ -5,14 +5,19 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 import sandboxes.docker as docker_module
+from arena.agents.registry import ADAPTERS
 from evaluator.engine import EvaluateOptions, evaluate, load_task
 from evaluator.engine.cli import main as cli_main
 from evaluator.engine.evaluate import private_scratch
+from evaluator.engine.guards import other_process_entry
+from evaluator.engine.result import REWARD_TIMEOUT_OR_SANDBOX
 from sandboxes import backends as sandbox_module
 from sandboxes.backends import (
     UNSAFE_SWITCH,
@@ -20,6 +25,11 @@ from sandboxes.backends import (
     ProcessSandbox,
     SandboxError,
     sandbox_for,
+)
+from sandboxes.secret_variables import (
+    DEPLOYMENT_SECRETS,
+    PROVIDER_CREDENTIALS,
+    secret_variables,
 )
 
 SILU = "silu"
@@ -87,6 +97,10 @@ def test_grading_without_an_isolating_sandbox_is_the_graders_error(
     assert result.gates["compile"].passed is None  # not held against the solution
     assert "no isolating sandbox works on this host" in result.gates["compile"].reason
     assert result.per_shape[0].correct is None
+    # KernelBench's timeout-or-sandbox reward, as docs/sandboxes.md gives it.
+    assert result.reward == REWARD_TIMEOUT_OR_SANDBOX == -7
+    docs = (Path(REPO_ROOT) / "docs" / "sandboxes.md").read_text()
+    assert f"reward {REWARD_TIMEOUT_OR_SANDBOX:g}," in docs
 
 
 def test_the_cli_refuses_the_process_backend_without_the_switch(solutions_dir, capsys):
@@ -190,3 +204,111 @@ def _a_pid_not_running() -> int:
     while Path(f"/proc/{pid}").exists():
         pid += 1
     return pid
+
+
+def test_another_processs_proc_entries_are_flagged_and_this_ones_are_not():
+    other = os.getppid()
+    for entry in ("environ", "cmdline", "mem", "maps", "fd", "fd/3", "root/etc/passwd", ""):
+        assert other_process_entry(f"/proc/{other}/{entry}".rstrip("/")), entry
+    own = [f"/proc/{os.getpid()}/environ", "/proc/cpuinfo", "/proc/sys/kernel/pid_max"]
+    own.append(os.path.realpath("/proc/thread-self/environ"))
+    assert not any(other_process_entry(path) for path in own)
+    # A thread of this process, by its own id.
+    thread_ids: list[int] = []
+    done = threading.Event()
+    worker = threading.Thread(
+        target=lambda: (thread_ids.append(threading.get_native_id()), done.wait())
+    )
+    worker.start()
+    try:
+        while not thread_ids:
+            done.wait(0.01)
+        assert not other_process_entry(f"/proc/{thread_ids[0]}/environ")
+    finally:
+        done.set()
+        worker.join()
+
+
+def test_every_secret_variable_is_named_in_one_list():
+    named = secret_variables(
+        [
+            "ARENA_SECRET_KEY",
+            "DATABASE_URL",
+            "ARENA_EMAIL_URL",
+            "ANTHROPIC_API_KEY",
+            "MYCLI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "GITHUB_TOKEN",
+            "PATH",
+            "HOME",
+            "ARENA_SCRATCH_DIR",
+            "CUDA_VISIBLE_DEVICES",
+        ]
+    )
+    assert "PATH" not in named and "ARENA_SCRATCH_DIR" not in named
+    assert len(named) == 7
+    credentials = {name for adapter in ADAPTERS.values() for name in adapter.credential_env}
+    assert credentials <= set(PROVIDER_CREDENTIALS)
+    assert settings.ARENA_CONCEALED_VARIABLES == DEPLOYMENT_SECRETS
+
+
+# A solution that, as it loads, reads the environment of every process above it, and is otherwise
+# a correct SiLU (so that it runs to the end, where the child reports the files it opened).
+PARENT_READER = """
+import json, os
+from pathlib import Path
+import torch
+
+def ancestors():
+    pid = os.getppid()
+    while pid > 1:
+        yield pid
+        status = Path(f"/proc/{pid}/status").read_text()
+        pid = int(next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1])
+
+read = {}
+for pid in ancestors():
+    try:
+        read[pid] = open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
+    except OSError as exc:
+        read[pid] = type(exc).__name__
+REPORT.write_text(json.dumps({"ppid": os.getppid(), "environs": read, "own": dict(os.environ)}))
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.silu(x)
+"""
+
+
+def test_the_cli_erases_every_secret_and_flags_a_solution_reading_its_parent(tmp_path):
+    """`python -m evaluator evaluate` with planted secrets, under the forced process backend:
+    the solution reads /proc/<pid>/environ of its parent and every process above it."""
+    planted = {
+        name: f"planted-{name.lower()}-5c1e"
+        for name in (*DEPLOYMENT_SECRETS, "ANTHROPIC_API_KEY", "MYCLI_API_KEY")
+    }
+    report = tmp_path / "report.json"
+    solution = tmp_path / "reader.py"
+    solution.write_text(f"REPORT = __import__('pathlib').Path({str(report)!r})\n" + PARENT_READER)
+    env = dict(os.environ, **planted, PYTHONPATH=REPO_ROOT, ARENA_SCRATCH_DIR=str(tmp_path))
+    argv = ["evaluate", "--task", SILU, "--solution", str(solution), "--device", "cpu"]
+    ran = subprocess.run(
+        [sys.executable, "-m", "evaluator", *argv, "--sandbox", "process", "--json"],
+        capture_output=True,
+        text=True,
+        env={**env, UNSAFE_SWITCH: "1"},
+        cwd=REPO_ROOT,
+        timeout=300,
+        check=False,
+    )
+    graded = json.loads(ran.stdout.strip().splitlines()[-1])
+    seen = json.loads(report.read_text())
+    assert not set(planted) & set(seen["own"])
+    for value in planted.values():
+        assert not any(value in text for text in seen["environs"].values()), value
+    if os.geteuid() == 0:  # root reads even a process that is not dumpable: the erasure holds
+        assert any("PATH=" in text for text in seen["environs"].values()), seen["environs"]
+    flags = {flag["code"]: flag["message"] for flag in graded["flags"]}
+    assert f"/proc/{seen['ppid']}/environ" in flags["file_access"], graded["flags"]
+    assert graded["ranked"] is False

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from arena.agents.registry import ADAPTERS
 from arena.models import Agent, Run
 from arena.run_logs import HARNESS_BY_FORMAT, UPLOAD_ONLY_HARNESSES
+from arena.services import agent_get_or_create
 from tests.api.factories import error_of
 from tests.transcripts.web.conftest import stored_files, zip_folder
 from tests.transcripts.web.test_upload import post
@@ -151,8 +152,10 @@ def test_the_command_describes_a_new_agent_from_its_log(task, codex_log):
 def test_an_existing_agent_keeps_what_it_has(client, api_token, uploader, task, codex_log):
     path, _ = codex_log
     # Its fields choose what the arena runs: a log changes neither the set nor the blank ones.
-    Agent.objects.create(
-        slug="codex", name="Codex", owner=uploader, model="o3", harness="command", cli_version=""
+    agent_get_or_create(
+        name="Codex",
+        owner=uploader,
+        defaults={"model": "o3", "harness": "command", "cli_version": ""},
     )
     response = post(
         client, api_token, {"file": (path.name, path.read_bytes())}, agent="Codex", task=task.slug
