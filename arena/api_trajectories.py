@@ -6,7 +6,6 @@ from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
@@ -14,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.authentication import ApiTokenAuthentication
 from arena.run_logs import trajectory_upload
 from transcripts.models import Trajectory
 from transcripts.services import TrajectoryForbidden, TrajectoryRejected, TrajectoryTooLarge
@@ -63,7 +63,7 @@ class TrajectoryCreateApi(APIView):
     """Upload a log for a run (`run`), or for a new run of `agent` on `task` (no submission)."""
 
     # Explicit, so that uploads need a token whatever the project-wide defaults are.
-    authentication_classes = [TokenAuthentication]
+    authentication_classes = [ApiTokenAuthentication]
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
 

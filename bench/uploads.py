@@ -128,11 +128,12 @@ def django_ready() -> str:
 
 def tokens_create(count: int) -> list[str]:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts.services import api_token_create
 
     users = get_user_model().objects
     return [
-        Token.objects.create(user=users.create_user(f"bench-uploader-{i}")).key
+        api_token_create(user=users.create_user(f"bench-uploader-{i}"), name="bench").secret
         for i in range(count)
     ]
 

@@ -69,6 +69,24 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+_RATE_UNIT_S = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_RATE_UNIT_S |= {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int] | None:
+    """A rate written `<count>/<second|minute|hour|day>` ("10/hour", "60/min") as (count,
+    seconds); empty turns the limit off (None)."""
+    raw = os.environ.get(name, default).strip()
+    if not raw:
+        return None
+    count, _, unit = raw.partition("/")
+    if not count.strip().isdigit() or int(count) < 1 or unit.strip() not in _RATE_UNIT_S:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a rate like 10/hour (<count>/<second|minute|hour|day>)"
+        )
+    return int(count), _RATE_UNIT_S[unit.strip()]
+
+
 def local_secret_key(path: Path, *, create: bool) -> str:
     """The key kept in `path` (mode 0600); made there first where `create` is set. "" where
     there is none, or where it cannot be written. The file appears whole or not at all."""

@@ -4,8 +4,8 @@ Failures are counted per address and per account name: ARENA_LOGIN_FAILURE_LIMIT
 ARENA_LOGIN_COOLOFF_S, from one address (on any accounts) or on one account (from anywhere),
 refuse every login from that address and to that account until that long has passed with no
 further try; a try meanwhile, right password or not, starts the wait again. Every login that
-goes through Django's authenticate() is counted: the site's page, the admin's, and allauth's
-forms once it comes. API tokens are never passwords and are not counted.
+goes through Django's authenticate() is counted: the site's page (allauth's form, by user name or
+e-mail address) and the admin's. API tokens are never passwords and are not counted.
 
 The counts are rows of the database (axes' AccessAttempt), so every web process and host sees
 the same ones on SQLite and PostgreSQL alike, and a test's rows go with its transaction.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from allauth.account.utils import filter_users_by_email
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_client_username
 from django.conf import settings
@@ -44,15 +45,23 @@ def cool_off(request: HttpRequest | None = None) -> timedelta:
 
 
 def account_name(request: HttpRequest, credentials: dict | None = None) -> str | None:
-    """The account a login names, in lower case, so that "Alice@x.org" and "alice@x.org" (one
-    account to allauth's e-mail login) share one count. Django's form sends `username`;
-    allauth's sends `login` and authenticates with `username` or `email`."""
+    """The account a login names, in lower case, so that "Alice" and "alice" (one account to
+    allauth's login) share one count. The admin's form sends `username`; allauth's sends `login`
+    and authenticates with `username` or `email`: an account's e-mail address counts as its user
+    name, or a guesser would get the limit twice, once by name and once by address."""
     source = credentials if credentials is not None else request.POST
     for field in ("username", "email", "login"):
         value = source.get(field)
         if value:
-            return str(value).strip().lower()
+            return _by_address(str(value).strip().lower())
     return None
+
+
+def _by_address(name: str) -> str:
+    if "@" not in name:
+        return name
+    owners = filter_users_by_email(name)
+    return owners[0].get_username().lower() if len(owners) == 1 else name
 
 
 def client_address(request: HttpRequest) -> str | None:

@@ -6,7 +6,9 @@ response `Cache-Control: public, max-age=N` (`public_page`); this WSGI wrapper t
 bytes for min(N, ARENA_PAGE_CACHE_S) seconds per worker process and serves repeats without
 entering Django. What is never kept: anything but GET, a request with an Authorization header,
 a status other than 200, a response that sets a cookie or varies on the cookie or the
-authorization. Other Vary headers (DRF's Accept) are part of the match.
+authorization. Other Vary headers (DRF's Accept) are part of the match. A request with a session
+cookie or waiting messages is never answered from here: its page names who is logged in
+(templates/base.html), and the copies kept are those of visitors with neither.
 
 When an entry expires, one thread renders it again while the others keep serving the old copy,
 so a page is at most one render late and a burst of clients never renders it many times over.
@@ -20,10 +22,12 @@ from functools import wraps
 from typing import Any
 
 from django.conf import settings
+from django.http.cookie import parse_cookie
 from django.utils.cache import patch_cache_control
 
 MAX_ENTRIES = 512
 _UNCACHEABLE_VARY = {"cookie", "authorization", "*"}
+_MESSAGES_COOKIE = "messages"  # django.contrib.messages' CookieStorage
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -31,17 +35,27 @@ Key = tuple[str, ...]
 
 
 def public_page(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a view's 200 responses as the same for every visitor, for ARENA_PAGE_CACHE_S."""
+    """Mark a view's 200 responses as the same for every visitor, for ARENA_PAGE_CACHE_S; all but
+    one rendered for a logged-in visitor, whose nav names them (it read the session)."""
 
     @wraps(view)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         response = view(*args, **kwargs)
         seconds = settings.ARENA_PAGE_CACHE_S
-        if seconds > 0 and response.status_code == 200:
+        if seconds > 0 and response.status_code == 200 and not _read_the_session(args):
             patch_cache_control(response, public=True, max_age=seconds)
         return response
 
     return wrapped
+
+
+def _read_the_session(view_args: tuple[Any, ...]) -> bool:
+    # The request is the first argument of a view function, the second of a view's method.
+    for arg in view_args[:2]:
+        session = getattr(arg, "session", None)
+        if session is not None:
+            return bool(session.accessed)
+    return False
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,13 @@ class Entry:
     body: bytes
     vary: tuple[tuple[str, str], ...]  # (environ key, value) the response varied on
     stored: float
+
+
+def _has_visitor_cookie(environ: Environ) -> bool:
+    if "HTTP_COOKIE" not in environ:
+        return False
+    cookies = parse_cookie(environ["HTTP_COOKIE"])
+    return settings.SESSION_COOKIE_NAME in cookies or _MESSAGES_COOKIE in cookies
 
 
 def _header(headers: list[tuple[str, str]], name: str) -> str:
@@ -98,6 +119,7 @@ class PageCache:
             environ.get("REQUEST_METHOD") != "GET"
             or "HTTP_AUTHORIZATION" in environ
             or self.seconds() <= 0
+            or _has_visitor_cookie(environ)
         ):
             return self.app(environ, start_response)
         # Everything Django may build an absolute URL from (the API's next/previous links),

@@ -11,12 +11,14 @@ import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from config.email_url import email_settings
 from config.env import (
     env_bool,
     env_choice,
     env_int,
     env_list,
     env_path,
+    env_rate,
     env_str,
     local_secret_key,
 )
@@ -71,10 +73,15 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    # Installed always; it is offered only where ARENA_GITHUB_CLIENT_ID configures it.
+    "allauth.socialaccount.providers.github",
+    "accounts",
     "tasks",
     "evaluator",
     "transcripts",
@@ -94,6 +101,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     # Last, as django-axes asks: it turns a login refused for a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -138,6 +146,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.nav_account",
             ],
         },
     },
@@ -201,6 +210,8 @@ ARENA_PROXY_COUNT = env_int("ARENA_PROXY_COUNT", 1 if ARENA_HTTPS else 0, minimu
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # allauth's form logs in by username or e-mail address, either in any case.
+    "allauth.account.auth_backends.AuthenticationBackend",
 ]
 AXES_HANDLER = "config.login_lockout.LoginAttempts"
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
@@ -212,6 +223,62 @@ AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_page"
 AXES_RESET_ON_SUCCESS = True
 # The lockout needs the failures only; a row for every successful login would grow forever.
 AXES_DISABLE_ACCESS_LOG = True
+
+# Accounts (django-allauth, accounts/; docs/deploy.md): anyone signs up with a user name, an
+# e-mail address and a password, or with GitHub where the operator configures it.
+# ARENA_SIGNUP_OPEN=0 closes sign-up; existing accounts still log in.
+ARENA_SIGNUP_OPEN = env_bool("ARENA_SIGNUP_OPEN", True)
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "accounts.adapter.SocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email*", "password1*"]
+ACCOUNT_FORMS = {"login": "accounts.forms.LoginForm"}
+# "optional": a new address gets a link to verify it and the account works meanwhile;
+# "mandatory": no login before the link is followed (then ARENA_EMAIL_URL must really deliver).
+ACCOUNT_EMAIL_VERIFICATION = env_choice(
+    "ARENA_EMAIL_VERIFICATION", "optional", ("none", "optional", "mandatory")
+)
+ACCOUNT_SIGNUP_REDIRECT_URL = "accounts:tokens"  # a new account came for a token
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if ARENA_HTTPS else "http"
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Kernel Arena] "
+# Names that would pass for the platform's own voice on run and agent pages.
+ACCOUNT_USERNAME_BLACKLIST = ["admin", "administrator", "root", "staff", "arena", "kernel-arena"]
+# Sign-up and login posts per client address (the one the lockout counts: accounts/adapter.py),
+# counted in Django's cache. Failed logins are axes' to count (above), not allauth's as well.
+_SIGNUP_RATE = env_rate("ARENA_SIGNUP_RATE", "20/hour")
+_LOGIN_RATE = env_rate("ARENA_LOGIN_RATE", "30/minute")
+ACCOUNT_RATE_LIMITS = {
+    "signup": f"{_SIGNUP_RATE[0]}/{_SIGNUP_RATE[1]}s/ip" if _SIGNUP_RATE else None,
+    "login": f"{_LOGIN_RATE[0]}/{_LOGIN_RATE[1]}s/ip" if _LOGIN_RATE else None,
+    "login_failed": None,
+}
+# GitHub sign-in, offered only when both are set (an OAuth app's id and secret, docs/deploy.md);
+# read from here, so no SocialApp row is needed.
+ARENA_GITHUB_CLIENT_ID = env_str("ARENA_GITHUB_CLIENT_ID")
+ARENA_GITHUB_SECRET = env_str("ARENA_GITHUB_SECRET")
+if bool(ARENA_GITHUB_CLIENT_ID) != bool(ARENA_GITHUB_SECRET):
+    raise ImproperlyConfigured(
+        "ARENA_GITHUB_CLIENT_ID and ARENA_GITHUB_SECRET go together: set both to offer GitHub "
+        "sign-in, or neither"
+    )
+_GITHUB_APPS = [{"client_id": ARENA_GITHUB_CLIENT_ID, "secret": ARENA_GITHUB_SECRET, "key": ""}]
+SOCIALACCOUNT_PROVIDERS = {
+    # user:email reads the account's verified addresses, which its public profile may not show.
+    "github": {"SCOPE": ["user:email"], "APPS": _GITHUB_APPS if ARENA_GITHUB_CLIENT_ID else []},
+}
+SOCIALACCOUNT_QUERY_EMAIL = True
+
+# Mail (verification links, password resets): printed on the console unless ARENA_EMAIL_URL
+# names an SMTP server (config/email_url.py).
+_EMAIL = email_settings("ARENA_EMAIL_URL", env_str("ARENA_EMAIL_URL"))
+EMAIL_BACKEND = _EMAIL.backend
+EMAIL_HOST, EMAIL_PORT = _EMAIL.host, _EMAIL.port
+EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _EMAIL.user, _EMAIL.password
+EMAIL_USE_TLS, EMAIL_USE_SSL = _EMAIL.use_tls, _EMAIL.use_ssl
+# A sign-up waits on the mail server; one that does not answer must not hold a web worker.
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env_str("ARENA_EMAIL_FROM", "Kernel Arena <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -229,6 +296,13 @@ ARENA_TRAJECTORY_MAX_BYTES = env_int("ARENA_TRAJECTORY_MAX_BYTES", 200 * 1024 * 
 ARENA_ARCHIVE_MAX_MEMBERS = env_int("ARENA_ARCHIVE_MAX_MEMBERS", 10_000, minimum=1)
 ARENA_ARCHIVE_MAX_RATIO = env_int("ARENA_ARCHIVE_MAX_RATIO", 100, minimum=2)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ARENA_MAX_UPLOAD_BYTES", 64 * 1024 * 1024, minimum=1024)
+# An upload being received, and an import's work, wait in the app's own folder, never the
+# system's temp folder: what a killed worker leaves there is swept (transcripts/spool.py).
+FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp" / "uploads")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# Leftovers of killed uploads and imports (temporary files, files in media no row names) are
+# removed once this old, by a sweep every quarter of it on a worker of the default queue.
+ARENA_ORPHAN_MAX_AGE_S = env_int("ARENA_ORPHAN_MAX_AGE_S", 3600, minimum=300)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "arena.api_schema.ArenaAutoSchema",
@@ -238,8 +312,9 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.JSONParser",
     ],
-    # Reads are public; every write needs an API token (created in the admin).
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
+    # Reads are public; every write needs an API token (accounts/authentication.py: made on
+    # /accounts/tokens/ or with `manage.py token_create`, kept hashed).
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_THROTTLE_CLASSES": ["config.throttles.WriteRateThrottle"],
     "UNAUTHENTICATED_USER": None,
@@ -256,7 +331,8 @@ if ARENA_WRITE_RATE and not re.fullmatch(
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kernel Arena API",
     "DESCRIPTION": (
-        "Reads are public. Writes need an API token, sent as `Authorization: Token <key>`, and "
+        "Reads are public. Writes need an API token, sent as `Authorization: Token <secret>` "
+        "(or `Bearer <secret>`), and "
         "are rate limited per token. Every 4xx has one JSON shape: "
         '`{"error": {"status", "code", "message", "fields"}}`; `fields` names each bad field.'
     ),
@@ -304,9 +380,16 @@ ARENA_GRADER_SANDBOX = env_choice("ARENA_GRADER_SANDBOX", "auto", _SANDBOX_CHOIC
 ARENA_GRADER_PREPARED = env_bool("ARENA_GRADER_PREPARED", True)
 # How many evaluations' children it keeps started ahead (each about 1.5 GB of host memory).
 ARENA_GRADER_PREPARED_AHEAD = env_int("ARENA_GRADER_PREPARED_AHEAD", 2, minimum=1)
-# An evaluation is held for twice the timeout plus this margin (starting children, comparing,
-# storing); a worker that dies holding one leaves it to the next sweep once that runs out.
-ARENA_GRADER_LEASE_MARGIN_S = env_int("ARENA_GRADER_LEASE_MARGIN_S", 300, minimum=1)
+# A grading worker holds its evaluation under a lease of ARENA_GRADER_LEASE_S, renewed every
+# ARENA_GRADER_HEARTBEAT_S while it grades (evaluator/heartbeat.py); a worker that dies leaves
+# the evaluation to the next sweep once the lease runs out. The lease outlasts missed beats.
+ARENA_GRADER_LEASE_S = env_int("ARENA_GRADER_LEASE_S", 60, minimum=2)
+ARENA_GRADER_HEARTBEAT_S = env_int("ARENA_GRADER_HEARTBEAT_S", 15, minimum=1)
+if ARENA_GRADER_HEARTBEAT_S * 2 > ARENA_GRADER_LEASE_S:
+    raise ImproperlyConfigured(
+        f"ARENA_GRADER_HEARTBEAT_S={ARENA_GRADER_HEARTBEAT_S} is more than half of "
+        f"ARENA_GRADER_LEASE_S={ARENA_GRADER_LEASE_S}: one late beat would lose the lease"
+    )
 # A grading still queued after this long lost its message (a worker killed holding it on the
 # embedded broker): the sweep sends it again.
 ARENA_GRADER_REQUEUE_S = env_int("ARENA_GRADER_REQUEUE_S", 1800, minimum=1)
@@ -342,8 +425,10 @@ ARENA_AGENT_MEMORY_MB = env_int("ARENA_AGENT_MEMORY_MB", 16384, minimum=0)
 ARENA_RUNS_DIR = env_path("ARENA_RUNS_DIR", DATA_DIR / "runs")
 # A worker renews its run's lease while it works; a lease that runs out means the worker died.
 ARENA_RUN_LEASE_S = env_int("ARENA_RUN_LEASE_S", 120, minimum=2)
-# Every worker on the agents queue looks for runs lost with a dead worker this often.
-ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 60, minimum=1)
+# Every worker on the agents queue looks for runs lost with a dead worker this often, and every
+# GPU worker for gradings: a dead worker's grading is taken over at most ARENA_GRADER_LEASE_S
+# plus this after its last heartbeat.
+ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 30, minimum=1)
 # Queues of arena runs: the agent phase, then grading (one queue per GPU kind, docs/deploy.md).
 ARENA_AGENTS_QUEUE = env_str("ARENA_AGENTS_QUEUE", "agents")
 ARENA_GPU_QUEUE = env_str("ARENA_GPU_QUEUE", "gpu")

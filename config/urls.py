@@ -1,7 +1,7 @@
+from allauth.account import views as allauth_views
 from django.conf import settings
 from django.conf.urls.static import static
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
@@ -67,8 +67,11 @@ urlpatterns = [
     # Anything else under /api/ is the API's JSON 404, with DEBUG on as well.
     re_path(r"^api/", api_not_found),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # allauth's pages under /accounts/; "login" and "logout" are the names the site links to.
+    path("accounts/login/", allauth_views.login, name="login"),
+    path("accounts/logout/", allauth_views.logout, name="logout"),
+    path("accounts/tokens/", include("accounts.urls")),
+    path("accounts/", include("allauth.urls")),
     path("favicon.ico", leaderboard_views.favicon, name="favicon"),
     path("tasks/", include((tasks_pages, "tasks"), namespace="tasks")),
     # No namespace: the run page and others link to these as "transcript", "transcript-export".

@@ -1,8 +1,9 @@
 """Writes of the transcripts app: importing an agent's log as a Trajectory.
 
-An import is all or nothing: the upload is checked, unpacked, redacted and parsed in memory
-first; only then are the two files written and the rows saved in one transaction, and the files
-are deleted again if anything after their writing fails.
+An import is all or nothing: the upload is checked, unpacked, redacted and parsed first, its
+bytes moving in chunks through a work folder of its own (spool.py); only then is the row saved
+and are the two files moved into media, in one transaction, and the files are deleted again if
+anything fails. What a killed process leaves behind is swept (trajectory_orphans_sweep).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
@@ -22,21 +24,33 @@ from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import transaction
 
 from transcripts.formats import Transcript, TranscriptFormatError
-from transcripts.formats.archives import CHUNK_BYTES, ArchiveError, ArchiveLimits, Unpacked, unpack
+from transcripts.formats.archives import (
+    CHUNK_BYTES,
+    ArchiveError,
+    ArchiveLimits,
+    Unpacked,
+    unpack_to,
+)
 from transcripts.formats.detect import parse_files
-from transcripts.formats.records import SourceFile
-from transcripts.formats.redact import redact_bytes, redact_text
+from transcripts.formats.records import SourceFile, first_byte
+from transcripts.formats.redact import redact_chunks, redact_text
 from transcripts.models import Trajectory
 from transcripts.render import RunContext, export_to, renderer_version, write_transcript
 from transcripts.selectors import trajectory_transcript
+from transcripts.spool import (
+    GZIP_LEVEL,
+    OrphanReport,
+    media_name,
+    orphans_sweep,
+    place,
+    work_folder,
+    write_normalized_gz,
+    write_raw_gz,
+)
 
-# gzip level 1 compresses logs about 6x at several times the speed of the default level 9.
-GZIP_LEVEL = 1
 MALFORMED_KEPT = 50
 
 
@@ -76,12 +90,17 @@ def trajectory_limits(*, max_bytes: int | None = None) -> ArchiveLimits:
 
 @dataclass
 class Prepared:
-    """A checked, redacted and parsed upload, ready to be written."""
+    """A checked, redacted and parsed upload, ready to be written: its row, and its two files
+    waiting gzipped in a work folder of its own (spool.py), removed by `discard()`."""
 
     row: Trajectory
-    raw_gz: bytes
+    raw_gz: Path
     raw_name: str
-    normalized_gz: bytes
+    normalized_gz: Path
+    folder: Path
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def trajectory_import(
@@ -107,18 +126,33 @@ def trajectory_import(
 def trajectory_store(
     prepared: Prepared, *, then: Callable[[Trajectory], object] | None = None
 ) -> Trajectory:
-    """Write a prepared log: its two files and its row, then `then(trajectory)`, in one
-    transaction; the files are deleted again if anything fails, `then` included."""
-    written: list[str] = []
+    """Write a prepared log: its row, then `then(trajectory)`, then its two files moved into
+    media, in one transaction; the files are deleted again if anything fails, the commit
+    included. The work folder goes in any case.
+
+    The files are moved last, just before the commit, rather than after it (on_commit): a
+    process killed in between then leaves files that no row names, which the orphan sweep
+    removes, never a row whose files are missing. A move within one file system is a rename,
+    so a file in media is always whole (spool.place).
+    """
+    placed: list[Path] = []
     try:
         with transaction.atomic():
-            trajectory = _write(prepared, written=written)
+            trajectory = prepared.row
+            trajectory.raw_log.name = media_name(trajectory.raw_log, prepared.raw_name)
+            trajectory.normalized.name = media_name(trajectory.normalized, "transcript.json.gz")
+            trajectory.save()
             if then is not None:
                 then(trajectory)
+            placed.append(place(prepared.raw_gz, trajectory.raw_log.name))
+            placed.append(place(prepared.normalized_gz, trajectory.normalized.name))
             return trajectory
     except BaseException:
-        _delete(written)
+        for file in placed:
+            file.unlink(missing_ok=True)
         raise
+    finally:
+        prepared.discard()
 
 
 def trajectory_prepare(
@@ -132,27 +166,43 @@ def trajectory_prepare(
     """Everything but the writing: size check, unpacking, redaction, parsing (no transaction).
 
     Give one of `data`, `path` (a file or a folder) and `file` (a seekable binary file, such as
-    Django's uploaded file): a file is read in chunks and refused past a cap as it streams,
-    never read whole first. Archives are expanded by transcripts.formats.archives.
+    Django's uploaded file). The bytes move in chunks through a work folder under the app's
+    temporary folder, never whole in memory: the upload is read in chunks and refused past a
+    cap as it streams; archives are expanded by transcripts.formats.archives to files there,
+    redacted on the way; the parsers read those files line by line; both stored files are
+    gzipped there as they are written. What stays in memory is the parsed transcript.
     """
     limits = trajectory_limits(max_bytes=max_bytes)
     if path is not None and path.is_dir():
         filename = f"{path.name}.zip"
     filename = _safe_name(filename or (path.name if path else "") or "log.jsonl")
-    opened = _upload_stream(data=data, path=path, file=file, filename=filename, limits=limits)
-    with opened as upload:
-        sha256, size_bytes = _fingerprint(upload, filename=filename, limit=limits.max_total_bytes)
-        unpacked = _redacted(_unpack(upload, filename=filename, limits=limits))
-    parse_name = _parse_name(unpacked, filename)
-    transcript = _parse(unpacked.files, parse_name)
-    # Secrets written with JSON escapes in the raw log only show once parsed: redact again.
-    normalized = redact_text(json.dumps(transcript.to_dict(), ensure_ascii=False, default=str))
-    row = _trajectory_row(transcript, filename=filename, sha256=sha256, size_bytes=size_bytes)
+    folder = work_folder()
+    try:
+        opened = _upload_stream(
+            data=data, path=path, file=file, filename=filename, limits=limits, folder=folder
+        )
+        with opened as upload:
+            sha256, size_bytes = _fingerprint(
+                upload, filename=filename, limit=limits.max_total_bytes
+            )
+            unpacked = _unpack(upload, filename=filename, limits=limits, folder=folder / "files")
+        parse_name = _parse_name(unpacked, filename)
+        raw_gz = write_raw_gz(unpacked, folder / "raw.gz")
+        transcript = _parse(unpacked.files, parse_name)
+        row = _trajectory_row(transcript, filename=filename, sha256=sha256, size_bytes=size_bytes)
+        # Secrets written with JSON escapes in the raw log only show once parsed: redact again.
+        normalized_gz = write_normalized_gz(transcript, folder / "normalized.json.gz")
+        del transcript
+        shutil.rmtree(folder / "files")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return Prepared(
         row=row,
-        raw_gz=gzip.compress(_stored(unpacked), compresslevel=GZIP_LEVEL),
+        raw_gz=raw_gz,
         raw_name=f"{parse_name}.gz",
-        normalized_gz=gzip.compress(normalized.encode("utf-8"), compresslevel=GZIP_LEVEL),
+        normalized_gz=normalized_gz,
+        folder=folder,
     )
 
 
@@ -164,6 +214,7 @@ def _upload_stream(
     file: BinaryIO | None,
     filename: str,
     limits: ArchiveLimits,
+    folder: Path,
 ) -> Iterator[BinaryIO]:
     """The upload as a seekable binary file at its start (a folder as an uncompressed zip)."""
     if sum(given is not None for given in (data, path, file)) != 1:
@@ -174,7 +225,10 @@ def _upload_stream(
     elif data is not None:
         yield io.BytesIO(data)
     elif path is not None and path.is_dir():
-        yield io.BytesIO(_zip_folder(path, limit=limits.max_total_bytes, filename=filename))
+        zipped = folder / "folder.zip"
+        _zip_folder(path, zipped, limit=limits.max_total_bytes, filename=filename)
+        with zipped.open("rb") as stream:
+            yield stream
     elif path is not None and path.is_file():
         with path.open("rb") as stream:
             yield stream
@@ -196,35 +250,30 @@ def _fingerprint(upload: BinaryIO, *, filename: str, limit: int) -> tuple[str, i
     return digest.hexdigest(), size
 
 
-def _zip_folder(path: Path, *, limit: int, filename: str) -> bytes:
+def _zip_folder(path: Path, zipped: Path, *, limit: int, filename: str) -> None:
     """A folder (a session with its subagent files) as an uncompressed zip, like an upload."""
     # Links are left out: a folder's log must not pull in files from elsewhere on the host.
     files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
     if sum(p.stat().st_size for p in files) > limit:
         raise TrajectoryTooLarge(f"{filename}: larger than the {limit:,}-byte limit")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+    with zipfile.ZipFile(zipped, "w", compression=zipfile.ZIP_STORED) as archive:
         for member in files:
             archive.write(member, member.relative_to(path).as_posix())
-    return buffer.getvalue()
 
 
-def _unpack(upload: BinaryIO, *, filename: str, limits: ArchiveLimits) -> Unpacked:
-    """The files of an upload, within `limits` (a size cap's refusal is a TrajectoryTooLarge)."""
+def _unpack(upload: BinaryIO, *, filename: str, limits: ArchiveLimits, folder: Path) -> Unpacked:
+    """The files of an upload, redacted, in `folder`, within `limits` (a size cap's refusal is
+    a TrajectoryTooLarge)."""
+    folder.mkdir()
     try:
-        unpacked = unpack(upload, name=filename, limits=limits)
+        unpacked = unpack_to(upload, folder, name=filename, limits=limits, transform=redact_chunks)
     except ArchiveError as exc:
         if exc.too_large:
             raise TrajectoryTooLarge(str(exc)) from None
         raise TrajectoryRejected("file", str(exc)) from None
-    if not unpacked.folder and not unpacked.files[0].data.strip():
+    if not unpacked.folder and not first_byte(unpacked.files[0]):
         raise TrajectoryRejected("file", f"{filename}: the file is empty")
     return unpacked
-
-
-def _redacted(unpacked: Unpacked) -> Unpacked:
-    files = [SourceFile(file.name, redact_bytes(file.data)) for file in unpacked.files]
-    return Unpacked(files, unpacked.kind)
 
 
 def _parse_name(unpacked: Unpacked, filename: str) -> str:
@@ -233,18 +282,6 @@ def _parse_name(unpacked: Unpacked, filename: str) -> str:
         return unpacked.files[0].name
     stem = filename[: -len(".zip")] if filename.lower().endswith(".zip") else filename
     return f"{stem}.zip"
-
-
-def _stored(unpacked: Unpacked) -> bytes:
-    """The redacted log as one blob: the file itself, or a folder as an uncompressed zip."""
-    if not unpacked.folder:
-        return unpacked.files[0].data
-    buffer = io.BytesIO()
-    # Stored, not deflated: the blob is gzipped as a whole afterwards.
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for file in unpacked.files:
-            archive.writestr(file.name, file.data)
-    return buffer.getvalue()
 
 
 def _parse(files: list[SourceFile], name: str) -> Transcript:
@@ -295,29 +332,31 @@ def _summary(transcript: Transcript) -> dict[str, object]:
     }
 
 
-def _write(prepared: Prepared, *, written: list[str]) -> Trajectory:
-    """Inside the caller's transaction; `written` collects the files for its clean-up."""
-    trajectory = prepared.row
-    trajectory.raw_log.save(prepared.raw_name, ContentFile(prepared.raw_gz), save=False)
-    written.append(trajectory.raw_log.name)
-    trajectory.normalized.save(
-        "transcript.json.gz", ContentFile(prepared.normalized_gz), save=False
-    )
-    written.append(trajectory.normalized.name)
-    trajectory.save()
-    return trajectory
-
-
-def _delete(names: list[str]) -> None:
-    for name in names:
-        default_storage.delete(name)
-
-
 def _safe_name(name: str) -> str:
     """The upload's base name, cut to what a file name field and a storage path accept."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     cleaned = "".join(c for c in base if c.isprintable() and c not in '<>:"|?*').strip(". ")
     return cleaned[-120:] or "log.jsonl"
+
+
+# -- orphans -----------------------------------------------------------------------------------
+
+
+def trajectory_orphans_sweep(*, max_age_s: float) -> OrphanReport:
+    """Remove what killed imports left behind, once older than `max_age_s`: uploads Django
+    was receiving and import work folders in the app's temporary folder, half-moved files in
+    media, media files of trajectories that no row names (a process killed between the move
+    and the commit), and half-written rendered pages. A file of a live row is never touched."""
+    return orphans_sweep(max_age_s=max_age_s, referenced=_referenced, page_folder=page_cache_dir())
+
+
+def _referenced(names: list[str]) -> set[str]:
+    """Which of these media names a trajectory row refers to."""
+    found: set[str] = set()
+    for field in ("raw_log", "normalized"):
+        rows = Trajectory.objects.filter(**{f"{field}__in": names}).values_list(field, flat=True)
+        found.update(rows)
+    return found
 
 
 # -- rendered pages ----------------------------------------------------------------------------

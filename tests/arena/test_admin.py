@@ -1,17 +1,18 @@
 """The admin: every registered model's list and change pages open, filters and search work,
-moderation hides a run from the public pages, and API tokens are made there."""
+moderation hides a run from the public pages, and API tokens are listed and revoked there."""
 
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from rest_framework.authtoken.models import Token, TokenProxy
 
+from accounts.models import ApiToken
+from accounts.services import api_token_create
 from arena.models import Run, Submission
 from arena.services import submission_create
 from evaluator.models import Evaluation, EvaluationShape
 from tasks.models import Task
-from tests.api.factories import client_with_token
+from tests.api.factories import client_with_token, token_for
 from transcripts.models import Trajectory
 
 H200 = "NVIDIA H200"
@@ -56,19 +57,17 @@ def rows(catalog_tasks, superuser):
     cpu = graded_submission(agent="Scripted CPU", gpu=None)
     trajectory = Trajectory.objects.create(format="claude-code", filename="log.jsonl")
     Run.objects.filter(pk=gpu.run_id).update(trajectory=trajectory)
-    Token.objects.create(user=superuser)
+    api_token_create(user=superuser, name="laptop")
     return {"gpu": gpu, "cpu": cpu}
 
 
 def change_url(model, obj) -> str:
     meta = model._meta
-    # DRF's token admin addresses a token by its user's id.
-    pk = obj.user_id if model is TokenProxy else obj.pk
-    return reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[pk])
+    return reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
 
 
 def test_every_registered_models_list_and_change_page_open(staff, rows):
-    required = {"task", "agent", "run", "submission", "evaluation", "trajectory", "tokenproxy"}
+    required = {"task", "agent", "run", "submission", "evaluation", "trajectory", "apitoken"}
     registered = {model._meta.model_name for model in admin.site._registry}
     assert required <= registered, required - registered
     for model, model_admin in admin.site._registry.items():
@@ -168,21 +167,22 @@ def test_visibility_is_not_edited_on_the_change_form(staff, rows):
     assert 'name="hidden"' not in response.content.decode()
 
 
-def test_api_token_made_in_the_admin_authorizes_writes(staff, catalog_tasks):
+def test_api_tokens_are_revoked_in_the_admin_and_never_made_there(staff, catalog_tasks):
     uploader = get_user_model().objects.create_user("uploader", password="x" * 20)
+    token = token_for(uploader, name="laptop")
+    row = ApiToken.objects.get(user=uploader)
     index = staff.get(reverse("admin:index")).content.decode()
-    assert reverse("admin:authtoken_tokenproxy_changelist") in index
-    anonymous_write = client_with_token(None).post(
-        "/api/v1/evaluations", {"task": "silu", "solution": "x = 1"}, format="json"
-    )
-    assert anonymous_write.status_code == 401
-    response = staff.post(reverse("admin:authtoken_tokenproxy_add"), {"user": uploader.pk})
-    assert response.status_code == 302, response.content.decode()[-2000:]
-    token = Token.objects.get(user=uploader)
-    response = client_with_token(token).post(
-        "/api/v1/evaluations", {"task": "silu", "solution": "x = 1"}, format="json"
-    )
-    assert response.status_code == 201, response.content
+    assert reverse("admin:accounts_apitoken_changelist") in index
+    listed = staff.get(reverse("admin:accounts_apitoken_changelist"), {"q": "uploader"})
+    assert f"{row.prefix}…" in listed.content.decode() and token.key not in listed.content.decode()
+    # The secret can be shown only where it is made: the owner's page or `token_create`.
+    assert staff.get(reverse("admin:accounts_apitoken_add")).status_code == 403
+
+    write = {"task": "silu", "solution": "x = 1"}
+    assert client_with_token(token).post("/api/v1/evaluations", write).status_code == 201
+    delete = reverse("admin:accounts_apitoken_delete", args=[row.pk])
+    assert staff.post(delete, {"post": "yes"}).status_code == 302
+    assert client_with_token(token).post("/api/v1/evaluations", write).status_code == 401
 
 
 def test_people_without_staff_rights_are_sent_to_the_login(client, db):

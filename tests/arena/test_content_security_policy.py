@@ -97,6 +97,9 @@ def concrete(route: str, site: dict) -> str:
         "id": str(site["user"].pk),
         "app_label": "arena",
         "url": "no-such-admin-page/",
+        # allauth's links sent by mail: an e-mail confirmation's, a password reset's
+        "key": "no-such-key",
+        "uidb36": "0",
     }
     query = f"?a={site['run'].pk}&b={site['run'].pk}" if route == "compare/" else ""
     route = route.replace("^", "").replace("$", "")

@@ -6,6 +6,7 @@ from wsgiref.util import setup_testing_defaults
 import pytest
 from django.core.wsgi import get_wsgi_application
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from config.page_cache import PageCache
@@ -120,6 +121,16 @@ def test_writes_and_authorized_requests_pass_through(clock):
     assert app.calls == 5
 
 
+def test_a_logged_in_visitor_or_one_with_messages_is_never_served_a_kept_copy(clock):
+    app = FakeApp()
+    page = cached(app, clock)
+    get(page)
+    get(page, cookie="sessionid=abc; csrftoken=x")
+    get(page, cookie="messages=one")
+    assert app.calls == 3
+    assert get(page, cookie="csrftoken=x")[2] == "render 1 of /"  # no session: the kept copy
+
+
 def test_a_vary_header_is_matched_on_the_request(clock):
     app = FakeApp(headers=[("Cache-Control", "public, max-age=5"), ("Vary", "Accept")])
     page = cached(app, clock)
@@ -192,6 +203,23 @@ def test_leaderboard_pages_are_rendered_once_per_interval(django_app, clock, pat
     with CaptureQueriesContext(connection) as queries:
         get(django_app, path)
     assert len(queries) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_nav_names_a_logged_in_visitor_while_others_get_the_kept_page(
+    django_app, catalog_tasks, django_user_model
+):
+    browser = Client()
+    browser.force_login(django_user_model.objects.create_user("alice"))
+    session = f"sessionid={browser.cookies['sessionid'].value}"
+    anonymous = get(django_app, "/tasks/")[2]
+    assert "Log in</a>" in anonymous and "alice" not in anonymous
+    _, headers, mine = get(django_app, "/tasks/", cookie=session)
+    assert 'id="nav-user" title="Logged in">alice</span>' in mine
+    assert "public" not in headers.get("Cache-Control", "")
+    with CaptureQueriesContext(connection) as queries:
+        assert get(django_app, "/tasks/")[2] == anonymous
+    assert len(queries) == 0
 
 
 @pytest.mark.django_db(transaction=True)

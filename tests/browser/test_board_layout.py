@@ -176,14 +176,14 @@ def test_nav_links_the_api_docs_upload_and_login_and_the_site_has_an_icon(
     nav.locator("a:has-text('Upload')").click()
     page.wait_for_url("**/accounts/login/?next=/trajectories/upload/")
     django_user_model.objects.create_user("uploader", password="pw-of-the-nav-test-1")
-    page.fill("form.stacked input[name=username]", "uploader")
+    page.fill("form.stacked input[name=login]", "uploader")
     page.fill("form.stacked input[name=password]", "pw-of-the-nav-test-1")
     page.click("form.stacked button")
     page.wait_for_url("**/trajectories/upload/")
-    page.locator("header.site nav a:has-text('Account')").click()
-    assert "Logged in as uploader" in page.locator("#signed-in").inner_text()
-    page.click("button:has-text('Log out')")
+    assert page.locator("header.site #nav-user").inner_text() == "uploader"
+    page.click("header.site button:has-text('Log out')")
     page.wait_for_url(live_server.url + "/")
+    assert page.locator("header.site nav.account a:has-text('Log in')").is_visible()
     icon = page.locator("link[rel=icon]").get_attribute("href")
     assert page.request.get(live_server.url + icon).status == 200
     assert page.request.get(live_server.url + "/favicon.ico").status == 200

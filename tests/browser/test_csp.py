@@ -79,7 +79,7 @@ def visit(page, url: str, *, name: str, ready: str = "", status: int = 200) -> l
 
 def log_in(page, base: str, username: str, then: str) -> None:
     page.goto(f"{base}/accounts/login/?next={then}")
-    page.fill("#id_username", username)
+    page.fill("#id_login", username)
     page.fill("#id_password", PASSWORD)
     page.click("form.stacked button[type=submit]")
     page.wait_for_url(f"**{then}")
@@ -104,7 +104,8 @@ def test_no_page_breaks_its_content_security_policy(watched, live_server, site):
         ("tasks", "/tasks/", ""),
         ("task", f"/tasks/{task.slug}/", "#plot-roofline " + plot),
         ("compare", f"/compare/?a={graded.pk}&b={other.pk}", "section.side"),
-        ("login", "/accounts/login/", "#id_username"),
+        ("login", "/accounts/login/", "#id_login"),
+        ("signup", "/accounts/signup/", "#id_username"),
         ("api-docs", "/api/docs/", ".opblock"),
         ("admin-login", "/admin/login/", "#id_username"),
     ]
@@ -119,6 +120,7 @@ def test_no_page_breaks_its_content_security_policy(watched, live_server, site):
 
     log_in(page, base, "staff", "/trajectories/upload/")
     refused["upload"] = visit(page, base + "/trajectories/upload/", name="upload", ready="#id_file")
+    refused["tokens"] = visit(page, base + "/accounts/tokens/", name="tokens", ready="form")
     page.context.clear_cookies()
     log_in(page, base, "admin", "/admin/")
     staff = [

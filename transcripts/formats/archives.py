@@ -7,6 +7,10 @@ keeps nothing and only measures, so a refused archive costs a chunk of memory, n
 of a limit; the second pass reads into memory only an archive that the first one let through.
 The sizes written in an archive's headers are the uploader's claims: they may refuse an entry
 early, they never admit one.
+
+`unpack_to` is the server's way in: it writes each file to a folder on disk in one pass, through
+an optional transform of its chunks (the server redacts there), so an upload of hundreds of MB
+is never whole in memory; a refused one costs at most the limit in disk, deleted by the caller.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import stat
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from .errors import TranscriptFormatError
@@ -114,6 +119,79 @@ def unpack(source: BinaryIO, *, name: str, limits: ArchiveLimits = DEFAULT_LIMIT
     )
 
 
+# A transform of a file's chunks on their way to disk; it may join and split them as it likes.
+ChunkTransform = Callable[[Iterable[bytes]], Iterable[bytes]]
+
+
+def unpack_to(
+    source: BinaryIO,
+    folder: Path,
+    *,
+    name: str,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+    transform: ChunkTransform | None = None,
+) -> Unpacked:
+    """`unpack`, with each file written to `folder` (as `0`, `1`, ...: an entry's name never
+    names a path) after `transform`, and read from there by the parsers (SourceFile.on_disk).
+
+    The caps are checked on the bytes as expanded, before the transform. One pass: a refused
+    upload leaves at most the limit's worth of files in `folder`, which the caller removes.
+    """
+    start = source.tell()
+    head = source.read(4)
+    source.seek(start)
+    kind = archive_kind(head, name)
+    sink = _FolderSink(folder, transform)
+    if kind == "zip":
+        expand_zip(source, name=name, limits=limits, sink=sink)
+    elif kind == "gzip":
+        expand_gzip(source, name=name, limits=limits, sink=sink)
+    else:
+        if source.seekable() and _remaining_bytes(source) > limits.max_total_bytes:
+            raise _larger_than(name, limits.max_total_bytes)
+        sink.write(name, _plain_chunks(source, name=name, max_bytes=limits.max_total_bytes))
+    return Unpacked(sink.files, kind)
+
+
+class _FolderSink:
+    """Writes each expanded file to a file of its own in `folder`."""
+
+    def __init__(self, folder: Path, transform: ChunkTransform | None) -> None:
+        self.folder = folder
+        self.transform = transform
+        self.files: list[SourceFile] = []
+
+    def write(self, member: str, chunks: Iterator[bytes]) -> int:
+        """Write one file; returns the bytes produced (as expanded, before the transform)."""
+        produced = 0
+
+        def counted() -> Iterator[bytes]:
+            nonlocal produced
+            for chunk in chunks:
+                produced += len(chunk)
+                yield chunk
+
+        path = self.folder / str(len(self.files))
+        with path.open("wb") as out:
+            for piece in (self.transform or _same)(counted()):
+                out.write(piece)
+        self.files.append(SourceFile.on_disk(member, path))
+        return produced
+
+
+def _same(chunks: Iterable[bytes]) -> Iterable[bytes]:
+    return chunks
+
+
+def _plain_chunks(source: BinaryIO, *, name: str, max_bytes: int) -> Iterator[bytes]:
+    read = 0
+    while chunk := source.read(CHUNK_BYTES):
+        read += len(chunk)
+        if read > max_bytes:
+            raise _larger_than(name, max_bytes)
+        yield chunk
+
+
 def read_capped(source: BinaryIO, *, name: str, max_bytes: int) -> bytes:
     """A plain file's bytes, at most `max_bytes`: refused before reading where its size is
     known, and as it is read in any case (a file may grow, a stream may not say)."""
@@ -195,11 +273,17 @@ def _drain(chunks: Iterator[bytes], *, keep: bool) -> tuple[int, bytes]:
 # -- .gz ---------------------------------------------------------------------------------------
 
 
-def expand_gzip(source: BinaryIO, *, name: str, limits: ArchiveLimits) -> SourceFile:
-    """The one file of a .gz; its trailer's size is never read, only what the stream yields."""
+def expand_gzip(
+    source: BinaryIO, *, name: str, limits: ArchiveLimits, sink: _FolderSink | None = None
+) -> SourceFile:
+    """The one file of a .gz; its trailer's size is never read, only what the stream yields.
+    With a `sink`, it is written there in one pass and the sink's file is returned."""
     start = source.tell()
     member = (name[:-3] if name.lower().endswith(".gz") else name) or "log.jsonl"
     caps = _Caps(name, member, _remaining_bytes(source), limits.max_total_bytes, limits)
+    if sink is not None:
+        sink.write(member, _gzip_chunks(source, caps))
+        return sink.files[-1]
     data = b""
     for keep in (False, True):  # the first pass refuses, the second keeps (see the top)
         source.seek(start)
@@ -220,13 +304,21 @@ def _gzip_chunks(source: BinaryIO, caps: _Caps) -> Iterator[bytes]:
 # -- .zip --------------------------------------------------------------------------------------
 
 
-def expand_zip(source: BinaryIO, *, name: str, limits: ArchiveLimits) -> list[SourceFile]:
-    """A zipped folder's files, by their relative names (folders and `__MACOSX/` left out)."""
+def expand_zip(
+    source: BinaryIO, *, name: str, limits: ArchiveLimits, sink: _FolderSink | None = None
+) -> list[SourceFile]:
+    """A zipped folder's files, by their relative names (folders and `__MACOSX/` left out).
+    With a `sink`, they are written there in one pass."""
     archive_bytes = _remaining_bytes(source)
     _check_directory(source, name=name, limits=limits)
     with _open_zip(source, name) as archive:
         entries = _entries(archive, name=name, limits=limits)
         _check_declared(entries, name=name, limits=limits, archive_bytes=archive_bytes)
+        if sink is not None:
+            _zip_write(
+                archive, entries, name=name, limits=limits, archive_bytes=archive_bytes, sink=sink
+            )
+            return sink.files
         files: list[SourceFile] = []
         for keep in (False, True):  # the first pass refuses, the second keeps (see the top)
             files = _zip_pass(
@@ -368,6 +460,23 @@ def _zip_pass(
         room -= produced
         files.append(SourceFile(member, data))
     return files
+
+
+def _zip_write(
+    archive: zipfile.ZipFile,
+    entries: list[tuple[zipfile.ZipInfo, str]],
+    *,
+    name: str,
+    limits: ArchiveLimits,
+    archive_bytes: int,
+    sink: _FolderSink,
+) -> None:
+    room = limits.max_total_bytes
+    for info, member in entries:
+        caps = _entry_caps(
+            info, member, name=name, limits=limits, room=room, archive_bytes=archive_bytes
+        )
+        room -= sink.write(member, _zip_chunks(archive, info, caps))
 
 
 def _zip_chunks(archive: zipfile.ZipFile, info: zipfile.ZipInfo, caps: _Caps) -> Iterator[bytes]:

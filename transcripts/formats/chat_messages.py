@@ -20,6 +20,7 @@ from .records import (
     RECORD_ERRORS,
     SourceFile,
     as_text,
+    first_byte,
     iter_jsonl,
     load_json_document,
     record_not_understood,
@@ -48,7 +49,7 @@ def parse(files: list[SourceFile]) -> Transcript:
 def _messages(
     source: SourceFile, transcript: Transcript
 ) -> tuple[list[dict[str, Any]], str, str | None]:
-    head = source.data.lstrip()[:1]
+    head = first_byte(source)
     document: Any = None
     if head in (b"[", b"{"):
         try:

@@ -41,7 +41,7 @@ from .records import (
     SourceFile,
     as_dict,
     as_text,
-    iter_jsonl,
+    iter_jsonl_spans,
     record_not_understood,
     unknown_event,
 )
@@ -69,7 +69,6 @@ _SILENT_TYPES = frozenset(
     }
 )
 _SILENT_SYSTEM = frozenset({"turn_duration", "stop_hook_summary"})
-_CONSUMED: dict[str, Any] = {}
 _WORKFLOW_DIR = re.compile(r"subagents/workflows/([A-Za-z0-9_.-]+)")
 
 
@@ -105,15 +104,15 @@ def parse(files: list[SourceFile]) -> Transcript:
     session = _Session(transcript)
     main_files, agent_files, alone = _layout(files)
     records = _read(main_files, transcript.malformed)
-    main_records = [r for r in records if alone or not r.data.get("isSidechain")]
-    sidechain_records = [r for r in records if not alone and r.data.get("isSidechain")]
+    main_records = [r for r in records if alone or not r.sidechain]
+    sidechain_records = [r for r in records if not alone and r.sidechain]
     _describe(transcript, main_records or records)
     if main_records:
         session.shared.files.cwd = transcript.cwd
 
-    # Read before the records are built (building lets their data go).
     session_ids = {s for s in map(_session_of, records) if s is not None}
     uuids = {r.uuid for r in records if r.uuid is not None}
+    del records  # each list below lets its records go as they are built
     main = Thread(id="main", kind="main")
     transcript.threads.append(main)
     _build_conversation(main, main_records, session)
@@ -160,8 +159,8 @@ def _read(files: list[SourceFile], malformed: list[MalformedLine]) -> list[Recor
     seen: set[str] = set()
     out: list[Record] = []
     for source in sorted(files, key=_first_timestamp):
-        for number, data in iter_jsonl(source, malformed):
-            record = Record.of(source.name, number, data)
+        for number, span, data in iter_jsonl_spans(source, malformed):
+            record = Record.of(source.name, number, data, source, span)
             if record.uuid is not None:
                 if record.uuid in seen:
                     continue
@@ -171,7 +170,7 @@ def _read(files: list[SourceFile], malformed: list[MalformedLine]) -> list[Recor
 
 
 def _first_timestamp(source: SourceFile) -> str:
-    for line in source.data[:65536].split(b"\n"):
+    for line in source.head(65536).split(b"\n"):
         try:
             stamp = json.loads(line).get("timestamp")
         except (ValueError, AttributeError):
@@ -197,11 +196,10 @@ def _agent_metas(files: list[SourceFile]) -> dict[str, dict[str, Any]]:
 
 def _describe(transcript: Transcript, records: list[Record]) -> None:
     for record in records:
-        data = record.data
-        transcript.session_id = transcript.session_id or _str(data.get("sessionId"))
-        transcript.cwd = transcript.cwd or _str(data.get("cwd"))
-        transcript.git_branch = transcript.git_branch or _str(data.get("gitBranch")) or None
-        transcript.cli_version = transcript.cli_version or _str(data.get("version"))
+        transcript.session_id = transcript.session_id or record.session_id
+        transcript.cwd = transcript.cwd or record.cwd
+        transcript.git_branch = transcript.git_branch or record.git_branch or None
+        transcript.cli_version = transcript.cli_version or record.version
         if transcript.session_id and transcript.cwd and transcript.cli_version:
             break
 
@@ -212,7 +210,7 @@ def _str(value: Any) -> str | None:
 
 def _session_of(record: Record) -> str | None:
     # Workflow agents write "<session>#agent-<id>".
-    session_id = _str(record.data.get("sessionId"))
+    session_id = record.session_id
     return session_id.split("#", 1)[0] if session_id else None
 
 
@@ -220,8 +218,12 @@ def _session_of(record: Record) -> str | None:
 
 
 def _build_conversation(thread: Thread, records: list[Record], session: _Session) -> None:
-    """The path the conversation ended on; its abandoned branches wait in `session.pending`."""
-    split = split_branches(drop_replays(records))
+    """The path the conversation ended on; its abandoned branches wait in `session.pending`.
+    Empties `records` (see _build)."""
+    kept = drop_replays(records)
+    records.clear()
+    split = split_branches(kept)
+    del kept
     markers: dict[int, list[_Pending]] = {}
     for branch in split.branches:
         pending = _Pending(thread, branch)
@@ -236,23 +238,28 @@ def _build(
     session: _Session,
     markers: dict[int, list[_Pending]] | None = None,
 ) -> None:
+    """Build `records` into `thread`, emptying the list as it goes: the records of a long
+    session are let go as their events are made, not all held until the end."""
     builder = ThreadBuilder(thread, session.shared)
     malformed = session.transcript.malformed
     markers = markers or {}
     settings: dict[str, str] = {}
-    for at, record in enumerate(records):
+    count = len(records)
+    records.reverse()
+    for at in range(count):
+        record = records.pop()
         for pending in markers.get(at, ()):
             pending.marker = _branch_marker(builder, pending.branch)
+        # Decoded again here, and let go once built: the events keep what they need of it.
+        data = record.full()
         try:
-            if not _repeats_setting(record.data, settings):
-                _claim_usage(record, thread, session)
-                add_record(builder, record.data, record.line)
-                _note_workflow(record.data, session)
+            if not _repeats_setting(data, settings):
+                data = _claim_usage(data, thread, session)
+                add_record(builder, data, record.line)
+                _note_workflow(data, session)
         except RECORD_ERRORS as exc:
             record_not_understood(malformed, record.source, record.line, exc)
-        # The events keep what they need; the rest of the record goes now, not with the log.
-        record.data = _CONSUMED
-    for at in sorted(k for k in markers if k >= len(records)):
+    for at in sorted(k for k in markers if k >= count):
         for pending in markers[at]:
             pending.marker = _branch_marker(builder, pending.branch)
 
@@ -269,17 +276,18 @@ def _repeats_setting(data: dict[str, Any], settings: dict[str, str]) -> bool:
     return False
 
 
-def _claim_usage(record: Record, thread: Thread, session: _Session) -> None:
-    """A model call's tokens count on one thread only, whichever files repeat its lines."""
-    data = record.data
+def _claim_usage(data: dict[str, Any], thread: Thread, session: _Session) -> dict[str, Any]:
+    """A model call's tokens count on one thread only, whichever files repeat its lines: the
+    record as built here (without its usage where another thread counted it)."""
     message = data.get("message")
     if data.get("type") != "assistant" or not isinstance(message, dict):
-        return
+        return data
     message_id = message.get("id")
     if not isinstance(message_id, str) or message.get("usage") is None:
-        return
+        return data
     if session.owners.setdefault(message_id, thread.id) != thread.id:
-        record.data = {**data, "message": {**message, "usage": None}}
+        return {**data, "message": {**message, "usage": None}}
+    return data
 
 
 def _note_workflow(data: dict[str, Any], session: _Session) -> None:
@@ -410,7 +418,7 @@ def _compaction(
 
 def _branch_marker(builder: ThreadBuilder, branch: Branch) -> Event:
     """The notice the branch folds under, where it branches off; its text comes once built."""
-    stamp = _str(branch.records[0].data.get("timestamp")) if branch.records else None
+    stamp = branch.records[0].timestamp if branch.records else None
     turn = builder.current_turn(stamp)
     return builder.event(turn, EventKind.SYSTEM_NOTICE, None, text="", timestamp=stamp)
 
@@ -523,8 +531,8 @@ class _Agents:
 
 def _is_warmup(records: list[Record]) -> bool:
     for record in records:
-        if record.data.get("type") == "user":
-            content = as_dict(record.data.get("message")).get("content")
+        if record.kind == "user":
+            content = as_dict(record.full().get("message")).get("content")
             text = content if isinstance(content, str) else None
             if isinstance(content, list) and content and isinstance(content[0], dict):
                 text = content[0].get("text")
@@ -649,8 +657,8 @@ def _inline_sidechains(
 
 def _first_user_text(records: list[Record]) -> str | None:
     for record in records:
-        if record.data.get("type") == "user":
-            content = as_dict(record.data.get("message")).get("content")
+        if record.kind == "user":
+            content = as_dict(record.full().get("message")).get("content")
             if isinstance(content, str):
                 return content
             if isinstance(content, list):

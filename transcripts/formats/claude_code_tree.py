@@ -24,8 +24,11 @@ content: those copies are dropped (`drop_replays`), and their uuids stand for th
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
+
+from .records import SourceFile, load_jsonl_span
 
 # User lines that are local commands or their output, not prompts the model answered.
 _COMMAND_PREFIXES = (
@@ -45,25 +48,109 @@ _COMMAND_PREFIXES = (
 
 @dataclass(slots=True)
 class Record:
-    """One line of a session file; `parent` is parentUuid, else logicalParentUuid."""
+    """One line of a session file: what the tree and the parser read of it before building,
+    and where the whole record is (`full()` decodes it again). A session of hundreds of MB is
+    held as these, a few hundred bytes each, never as its decoded records all at once.
+
+    `parent` is parentUuid, else logicalParentUuid.
+    """
 
     source: str
     line: int
-    data: dict[str, Any]
-    uuid: str | None = None
-    parent: str | None = None
+    uuid: str | None
+    parent: str | None
+    kind: str | None  # the record's type
+    timestamp: str | None
+    message_id: str | None  # message.id, where a message (an object) has a string id
+    replay_id: str | None  # str(message.id) where there is a message object, else None
+    call_ids: tuple[str, ...]  # an assistant message's content blocks' ids
+    first_result: str | None  # a user message's first tool_result's tool_use_id, as a string
+    prompt: bool  # a user message that is a typed prompt (no meta line, summary or command)
+    content_key: int  # tells copies of one message apart from other messages
+    sidechain: bool
+    session_id: str | None
+    cwd: str | None
+    git_branch: str | None
+    version: str | None
+    origin: SourceFile | None  # the file and the line's (offset, length) in it; or
+    span: tuple[int, int]
+    data: dict[str, Any] | None  # the record itself, where it has no file to be read from
 
     @classmethod
-    def of(cls, source: str, line: int, data: dict[str, Any]) -> Record:
+    def of(
+        cls,
+        source: str,
+        line: int,
+        data: dict[str, Any],
+        origin: SourceFile | None = None,
+        span: tuple[int, int] = (0, 0),
+    ) -> Record:
+        """The record of a decoded line, read again from `origin` at `span` when built
+        (without an origin, the record keeps `data` itself)."""
         uuid = data.get("uuid")
         parent = data.get("parentUuid") or data.get("logicalParentUuid")
+        kind = data.get("type")
+        message = data.get("message")
+        has_message = isinstance(message, dict)
+        content = message.get("content") if isinstance(message, dict) else None
+        message_id = message.get("id") if isinstance(message, dict) else None
         return cls(
             source,
             line,
-            data,
             uuid if isinstance(uuid, str) else None,
             parent if isinstance(parent, str) else None,
+            kind if isinstance(kind, str) else None,
+            _text(data.get("timestamp")),
+            message_id if isinstance(message_id, str) else None,
+            str(message_id) if has_message else None,
+            _call_ids(content) if kind == "assistant" and has_message else (),
+            _first_result(content) if kind == "user" and has_message else None,
+            kind == "user" and has_message and _is_prompt(data, content),
+            _content_key(content),
+            bool(data.get("isSidechain")),
+            _shared(data.get("sessionId")),
+            _shared(data.get("cwd")),
+            _shared(data.get("gitBranch")),
+            _shared(data.get("version")),
+            origin,
+            span,
+            data if origin is None else None,
         )
+
+    def full(self) -> dict[str, Any]:
+        """The whole record, decoded again from its line."""
+        if self.origin is None:
+            return self.data or {}
+        return load_jsonl_span(self.origin, self.span)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _shared(value: Any) -> str | None:
+    # The same few strings on every line of a session: one copy for all.
+    return sys.intern(value) if isinstance(value, str) else None
+
+
+def _call_ids(content: Any) -> tuple[str, ...]:
+    if not isinstance(content, list):
+        return ()
+    return tuple(b["id"] for b in content if isinstance(b, dict) and isinstance(b.get("id"), str))
+
+
+def _first_result(content: Any) -> str | None:
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                return str(block.get("tool_use_id"))
+    return None
+
+
+def _is_prompt(data: dict[str, Any], content: Any) -> bool:
+    if _first_result(content) is not None:
+        return False
+    return not (data.get("isMeta") or data.get("isCompactSummary") or _is_command(content))
 
 
 @dataclass
@@ -97,8 +184,8 @@ def drop_replays(records: list[Record]) -> list[Record]:
             seen = first.setdefault(key, record)
             if seen is not record:
                 same = seen if isinstance(seen, list) else [seen]
-                content = _content_key(record)
-                original = next((r for r in same if _content_key(r) == content), None)
+                content = record.content_key
+                original = next((r for r in same if r.content_key == content), None)
                 if original is not None and original.uuid is not None:
                     alias[record.uuid] = original.uuid
                     continue
@@ -108,30 +195,25 @@ def drop_replays(records: list[Record]) -> list[Record]:
 
 
 def _replay_key(record: Record) -> tuple[Any, ...] | None:
-    data = record.data
-    kind = data.get("type")
-    stamp = data.get("timestamp")
-    message = data.get("message")
-    if kind not in ("user", "assistant") or not isinstance(stamp, str):
+    if record.kind not in ("user", "assistant") or record.timestamp is None:
         return None
-    if not isinstance(message, dict):
+    if record.replay_id is None:
         return None
-    return (kind, stamp, record.parent, str(message.get("id")))
+    return (record.kind, record.timestamp, record.parent, record.replay_id)
 
 
-def _content_key(record: Record) -> Any:
-    content = _content(record.data)
+def _content_key(content: Any) -> int:
     if isinstance(content, str):
         return hash(content)
     if not isinstance(content, list):
-        return repr(type(content))
+        return hash(repr(type(content)))
     blocks = []
     for block in content[:8]:
         if isinstance(block, dict):
             text = block.get("text") or block.get("thinking") or block.get("content")
             ident = block.get("id") or block.get("tool_use_id")
             blocks.append((str(block.get("type")), str(ident), hash(str(text))))
-    return (len(content), tuple(blocks))
+    return hash((len(content), tuple(blocks)))
 
 
 def split_branches(records: list[Record]) -> Split:
@@ -284,44 +366,28 @@ def _call_units(records: list[Record]) -> dict[str, str]:
     """tool_use id -> the unit of the model call that made it."""
     calls: dict[str, str] = {}
     for i, record in enumerate(records):
-        if record.data.get("type") != "assistant" or not isinstance(
-            record.data.get("message"), dict
-        ):
-            continue
-        unit = _message_unit(record, i)
-        content = _content(record.data)
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and isinstance(block.get("id"), str):
-                calls.setdefault(block["id"], unit)
+        if record.call_ids:
+            unit = _message_unit(record, i)
+            for call_id in record.call_ids:
+                calls.setdefault(call_id, unit)
     return calls
 
 
 def _own_unit(record: Record, index: int, calls: dict[str, str]) -> str | None:
     """The unit a record makes or joins by itself, or None when it belongs where it hangs."""
-    data = record.data
-    kind = data.get("type")
-    if kind == "assistant" and isinstance(data.get("message"), dict):
+    if record.kind == "assistant" and record.replay_id is not None:
         return _message_unit(record, index)
-    if kind != "user" or not isinstance(data.get("message"), dict):
+    if record.kind != "user" or record.replay_id is None:
         return None
-    content = _content(data)
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                return calls.get(str(block.get("tool_use_id")))
-    if data.get("isMeta") or data.get("isCompactSummary") or _is_command(content):
-        return None
-    return f"p:{record.uuid or index}"
+    if record.first_result is not None:
+        return calls.get(record.first_result)
+    return f"p:{record.uuid or index}" if record.prompt else None
 
 
 def _message_unit(record: Record, index: int) -> str:
-    message_id = record.data["message"].get("id")
-    return f"m:{message_id}" if isinstance(message_id, str) else f"r:{record.uuid or index}"
-
-
-def _content(data: dict[str, Any]) -> Any:
-    message = data.get("message")
-    return message.get("content") if isinstance(message, dict) else None
+    if record.message_id is not None:
+        return f"m:{record.message_id}"
+    return f"r:{record.uuid or index}"
 
 
 def _is_command(content: Any) -> bool:

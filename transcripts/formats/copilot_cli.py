@@ -93,7 +93,7 @@ _FILE_TOOLS = frozenset({"edit", "create", "str_replace", "str_replace_editor", 
 
 def parse(files: list[SourceFile]) -> Transcript:
     transcript = Transcript(format=FORMAT)
-    per_call = any(b'"assistant.usage"' in source.data for source in files)
+    per_call = any(source.contains(b'"assistant.usage"') for source in files)
     reader = _Reader(transcript, per_call_usage=per_call)
     each_jsonl_record(files, transcript.malformed, reader.record)
     reader.finish()

@@ -31,7 +31,7 @@ _RESPONSE_ITEM_TYPES = frozenset({"message", "function_call", "function_call_out
 
 def sniff(source: SourceFile) -> str | None:
     """The format of one file, or None when it is no agent log we know."""
-    lines = _head_lines(source.data)
+    lines = _head_lines(source)
     document = _whole_document(source.data) if _may_be_document(lines) else None
     if document is not None:
         found = _sniff_document(document)
@@ -40,16 +40,14 @@ def sniff(source: SourceFile) -> str | None:
     return _sniff_records(_head_records(lines))
 
 
-def _head_lines(data: bytes) -> list[bytes]:
-    """The first lines, each cut at SNIFF_LINE_CHARS bytes (a cut line is read from its start),
-    without copying the rest of a long one."""
+def _head_lines(source: SourceFile) -> list[bytes]:
+    """The first lines, each cut past SNIFF_LINE_CHARS bytes (a cut line is read from its
+    start), without reading the rest of a long one."""
     lines: list[bytes] = []
-    start, size = 0, len(data)
-    while start < size and len(lines) < SNIFF_RECORDS * 2:
-        end = data.find(b"\n", start)
-        end = size if end == -1 else end
-        lines.append(data[start : min(end, start + SNIFF_LINE_CHARS + 1)])
-        start = end + 1
+    for _, line in source.lines(max_bytes=SNIFF_LINE_CHARS + 1):
+        lines.append(line)
+        if len(lines) >= SNIFF_RECORDS * 2:
+            break
     return lines
 
 
@@ -431,7 +429,7 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 def _gemini_main_session_id(main: SourceFile) -> str | None:
     """The session id on a main session's header, when it can name a folder."""
-    for record in _head_records(_head_lines(main.data)):
+    for record in _head_records(_head_lines(main)):
         session_id = record.get("sessionId")
         if "projectHash" not in record or not isinstance(session_id, str):
             continue

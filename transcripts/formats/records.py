@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import TranscriptFormatError
 from .schema import Event, EventKind, Image, MalformedLine
@@ -21,12 +22,89 @@ IMAGE_DATA_CAP_CHARS = 8_000_000
 JSON_ERRORS = (ValueError, RecursionError)
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """One file of a log: its name relative to what the user gave us, and its bytes."""
+# Lines are read from a file on disk in blocks of this size.
+READ_BLOCK_BYTES = 1 << 20
 
-    name: str
-    data: bytes
+
+class SourceFile:
+    """One file of a log: its name relative to what the user gave us, and its bytes, held in
+    memory or read from a file on disk as they are needed (`SourceFile.on_disk`).
+
+    Parsers read lines (`lines()`, through iter_jsonl), so a log on disk is never whole in
+    memory; only a log that is one JSON document reads `data`, the whole file, to decode it.
+    """
+
+    __slots__ = ("_data", "_path", "name")
+
+    def __init__(
+        self, name: str, data: bytes = b"", *, path: str | os.PathLike[str] | None = None
+    ) -> None:
+        self.name = name
+        self._data = data
+        self._path = os.fspath(path) if path is not None else None
+
+    @classmethod
+    def on_disk(cls, name: str, path: str | os.PathLike[str]) -> SourceFile:
+        return cls(name, path=path)
+
+    def __repr__(self) -> str:
+        where = f"path={self._path!r}" if self._path is not None else f"{len(self._data)} bytes"
+        return f"SourceFile({self.name!r}, {where})"
+
+    @property
+    def data(self) -> bytes:
+        """The whole file (read from disk on each use, for a file there)."""
+        if self._path is None:
+            return self._data
+        with open(self._path, "rb") as stream:
+            return stream.read()
+
+    def open(self) -> BinaryIO:
+        """The file as a binary stream at its start (the caller closes it)."""
+        if self._path is None:
+            return io.BytesIO(self._data)
+        return open(self._path, "rb")
+
+    def size(self) -> int:
+        return len(self._data) if self._path is None else os.path.getsize(self._path)
+
+    def head(self, size: int) -> bytes:
+        """The first `size` bytes, or the whole file when it is shorter."""
+        if self._path is None:
+            return self._data[:size]
+        with open(self._path, "rb") as stream:
+            return stream.read(size)
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """`length` bytes from `offset`."""
+        if self._path is None:
+            return self._data[offset : offset + length]
+        descriptor = os.open(self._path, os.O_RDONLY)
+        try:
+            return os.pread(descriptor, length, offset)
+        finally:
+            os.close(descriptor)
+
+    def lines(self, *, max_bytes: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """(1-based number, line without its newline), one at a time. With `max_bytes`, each
+        line is cut there, and the rest of a longer line is skipped unread into memory."""
+        if self._path is None:
+            yield from _memory_lines(self._data, max_bytes)
+            return
+        with open(self._path, "rb", buffering=READ_BLOCK_BYTES) as stream:
+            yield from _stream_lines(stream, max_bytes)
+
+    def contains(self, needle: bytes) -> bool:
+        """Whether `needle` occurs in the file, read in blocks (overlapping by its length)."""
+        if self._path is None:
+            return needle in self._data
+        tail = b""
+        with open(self._path, "rb") as stream:
+            while block := stream.read(READ_BLOCK_BYTES):
+                if needle in tail + block[: len(needle)] or needle in block:
+                    return True
+                tail = block[-len(needle) :]
+        return False
 
 
 def iter_jsonl(
@@ -36,8 +114,20 @@ def iter_jsonl(
 
     With `only_if`, lines that contain none of those byte strings are skipped unread.
     """
+    for number, _, record in iter_jsonl_spans(source, malformed, only_if=only_if):
+        yield number, record
+
+
+def iter_jsonl_spans(
+    source: SourceFile, malformed: list[MalformedLine], *, only_if: tuple[bytes, ...] = ()
+) -> Iterator[tuple[int, tuple[int, int], dict[str, Any]]]:
+    """iter_jsonl, each record with its line's (offset, length) in the file: the record can be
+    read again later (`load_jsonl_span`) instead of being kept."""
     loads = json.loads
-    for number, line in iter_lines(source.data):
+    offset = 0
+    for number, line in source.lines():
+        span = (offset, len(line))
+        offset += len(line) + 1
         if not line.strip() or (only_if and not any(word in line for word in only_if)):
             continue
         try:
@@ -48,18 +138,54 @@ def iter_jsonl(
         if not isinstance(record, dict):
             malformed.append(MalformedLine(source.name, number, "not a JSON object"))
             continue
-        yield number, record
+        yield number, span, record
+
+
+def load_jsonl_span(source: SourceFile, span: tuple[int, int]) -> dict[str, Any]:
+    """A record iter_jsonl_spans yielded, decoded again from its line."""
+    record: dict[str, Any] = json.loads(source.read_at(*span))
+    return record
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """(1-based number, line) one at a time: splitting a big log at once would copy all of it."""
+    return _memory_lines(data, None)
+
+
+def _memory_lines(data: bytes, max_bytes: int | None) -> Iterator[tuple[int, bytes]]:
     start, number, size = 0, 1, len(data)
     while start < size:
         end = data.find(b"\n", start)
         if end == -1:
             end = size
-        yield number, data[start:end]
+        stop = end if max_bytes is None else min(end, start + max_bytes)
+        yield number, data[start:stop]
         start, number = end + 1, number + 1
+
+
+def _stream_lines(stream: Any, max_bytes: int | None) -> Iterator[tuple[int, bytes]]:
+    if max_bytes is None:
+        for number, line in enumerate(stream, start=1):
+            yield number, line[:-1] if line.endswith(b"\n") else line
+        return
+    number = 0
+    while line := stream.readline(max_bytes + 1):
+        number += 1
+        if line.endswith(b"\n"):
+            yield number, line[:-1]
+            continue
+        yield number, line[:max_bytes]
+        if len(line) > max_bytes:  # cut: the rest is read in blocks and dropped
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(READ_BLOCK_BYTES)
+
+
+def first_byte(source: SourceFile) -> bytes:
+    """The file's first byte that is not whitespace (b"" for a blank file)."""
+    for _, line in source.lines(max_bytes=READ_BLOCK_BYTES):
+        if stripped := line.lstrip():
+            return stripped[:1]
+    return b""
 
 
 def load_json_document(source: SourceFile) -> Any:

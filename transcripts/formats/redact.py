@@ -10,8 +10,13 @@ starts with literal text, so a 20 MB log is scanned in well under a second.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 MARKER = "[REDACTED]"
+# A stream is redacted in blocks of whole lines of about this size (redact_chunks).
+BLOCK_BYTES = 1 << 20
+# A private key's lines are kept in one block; one longer than this is no key.
+PRIVATE_KEY_MAX_BYTES = 1 << 16
 
 _KEYS = re.compile(
     b"|".join(
@@ -198,3 +203,50 @@ def _replaced(data: bytes, spans: list[tuple[int, int]]) -> bytes:
         copied = end
     out.append(data[copied:])
     return b"".join(out)
+
+
+# The end of a line where a header's credential may follow on the next one (\s spans lines).
+_OPEN_HEADER = re.compile(rb"(?i:bearer|basic|api-key)(?:\\?\"?\s*:?\s*\\?\"?)?\s*\Z")
+_HEADER_TAIL_BYTES = 80
+
+
+def redact_chunks(chunks: Iterable[bytes], *, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """redact_bytes over a stream: the same bytes as redacting it whole, in blocks of whole
+    lines. Only a private key and an authorization header's whitespace may span a line break:
+    a block never ends inside either. Memory: a block, or one line where a line is longer."""
+    pieces: list[bytes] = []
+    held = 0
+    for chunk in chunks:
+        pieces.append(chunk)
+        held += len(chunk)
+        if held < block_bytes or b"\n" not in chunk:
+            continue
+        buffer = b"".join(pieces)
+        cut = _block_end(buffer, block_bytes)
+        if cut:
+            yield redact_bytes(buffer[:cut])
+            buffer = buffer[cut:]
+        pieces, held = [buffer], len(buffer)
+    if held:
+        yield redact_bytes(b"".join(pieces))
+
+
+def _block_end(buffer: bytes, block_bytes: int) -> int:
+    """Where the block may end: after the last line break that splits no secret (0: nowhere
+    yet). Past the caps, after the last line break whatever it splits."""
+    cut = buffer.rfind(b"\n") + 1
+    forced = cut
+    while cut:
+        begin = buffer.rfind(b"-----BEGIN ", 0, cut)
+        if (
+            begin != -1
+            and b"PRIVATE KEY-----" in buffer[begin : begin + 100]
+            and buffer.find(b"-----END ", begin, cut) == -1
+        ):
+            cut = buffer.rfind(b"\n", 0, begin) + 1
+            continue
+        if _OPEN_HEADER.search(buffer, max(0, cut - _HEADER_TAIL_BYTES), cut - 1):
+            cut = buffer.rfind(b"\n", 0, cut - 1) + 1
+            continue
+        return cut
+    return forced if len(buffer) > block_bytes + PRIVATE_KEY_MAX_BYTES else 0

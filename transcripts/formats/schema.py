@@ -8,7 +8,9 @@ and their usage is rolled up separately from the main thread's so that nothing c
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -214,6 +216,58 @@ class Transcript:
                 MalformedLine(**_known(MalformedLine, m)) for m in data.get("malformed", [])
             ],
         )
+
+
+def transcript_json_pieces(transcript: Transcript) -> Iterator[str]:
+    """The transcript as JSON text in pieces of one event (or one small object) at most: their
+    concatenation is `json.dumps(transcript.to_dict(), ensure_ascii=False, default=str)`,
+    yet neither that text nor the dict is ever built whole (for a large log, each is hundreds
+    of MB). A piece boundary never falls inside a string."""
+    return _json_pieces(transcript)
+
+
+# The lists written item by item; everything else is written as one piece.
+_PIECEWISE: dict[type, frozenset[str]] = {
+    Transcript: frozenset({"threads", "malformed"}),
+    Thread: frozenset({"turns", "branches"}),
+    Turn: frozenset({"events"}),
+}
+
+
+def _json_pieces(value: Any) -> Iterator[str]:
+    piecewise = _PIECEWISE.get(type(value))
+    if piecewise is None:
+        yield _json(_plain(value))
+        return
+    yield "{"
+    for number, each in enumerate(fields(value)):
+        head = (", " if number else "") + _json(each.name) + ": "
+        member = getattr(value, each.name)
+        if each.name not in piecewise:
+            yield head + _json(_plain(member))
+            continue
+        yield head + "["
+        for index, item in enumerate(member):
+            if index:
+                yield ", "
+            yield from _json_pieces(item)
+        yield "]"
+    yield "}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _plain(value: Any) -> Any:
+    """What asdict() makes of a value: dataclasses as dicts, containers converted inside."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 # Fields from_dict rebuilds from nested dicts, not passed through.

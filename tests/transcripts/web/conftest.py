@@ -52,9 +52,9 @@ def run(task, uploader):
 
 @pytest.fixture
 def api_token(uploader):
-    from rest_framework.authtoken.models import Token
+    from tests.api.factories import token_for
 
-    return Token.objects.create(user=uploader).key
+    return token_for(uploader).key
 
 
 @pytest.fixture
