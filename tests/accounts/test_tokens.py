@@ -4,12 +4,14 @@ hashed, listed, used on the API with either header, revoked by their owner alone
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.models import ApiToken
 from accounts.services import api_token_create
+from arena.models import Run
 from tests.accounts.conftest import log_in, sign_up
 
 pytestmark = pytest.mark.django_db
@@ -43,20 +45,29 @@ def write(client: APIClient):
     return client.post(NEEDS_AUTH_WRITE, {"task": "no-such-task", "solution": "x"}, format="json")
 
 
-def test_sign_up_log_in_make_a_token_use_it_and_revoke_it(client):
+def submit(client: APIClient, agent: str):
+    solution = SimpleUploadedFile("s.py", b"class ModelNew: pass\n")
+    return client.post(
+        "/api/v1/submissions", {"task": "silu", "agent": agent, "solution": solution}
+    )
+
+
+def test_sign_up_log_in_make_a_token_submit_with_it_and_revoke_it(client, catalog_tasks):
     assert sign_up(client, "carol").status_code == 302
     client.logout()
     assert log_in(client, "carol").status_code == 302
 
     secret = make_token(client, "laptop")
     assert secret and secret.startswith("ka_")
-    assert write(api(secret)).status_code == 400  # past authentication, refused for its task
-    assert write(api(secret, "Bearer")).status_code == 400
+    made = submit(api(secret), "carols agent")
+    assert made.status_code == 201, made.content
+    assert Run.objects.get(pk=made.json()["run"]).created_by.username == "carol"
+    assert submit(api(secret, "Bearer"), "carols agent").status_code == 201
 
     token = ApiToken.objects.get(user__username="carol")
     response = client.post(f"{TOKENS}{token.pk}/revoke")
     assert response.status_code == 302 and response["Location"] == TOKENS
-    refused = write(api(secret))
+    refused = submit(api(secret), "carols agent")
     assert refused.status_code == 401
     assert refused.json() == {
         "error": {"status": 401, "code": "authentication_failed", "message": "Invalid token."}
