@@ -354,3 +354,215 @@ def test_show_all_replaces_the_head_of_a_long_markdown_reply(page, tmp_path):
     page.click("#e-long details.more > summary")
     expect(page.locator("#e-long .head")).to_be_hidden()
     expect(page.locator("#e-long details.more li").nth(59)).to_be_visible()
+
+
+# -- reading the page: tabs at every width, an outline that follows the scroll, the filter by
+#    kind, one turn count, the summary folded on a phone ------------------------------------
+
+
+def mixed_transcript(turns: int = 240) -> Transcript:
+    """Turns of every filterable kind: a prompt, replies with tool calls and results, a turn of
+    reasoning alone every third, and a tool call that spawned a subagent of two turns."""
+    k = EventKind
+    main_turns = []
+    for i in range(1, turns + 1):
+        if i % 3 == 0:
+            events = [Event(f"r{i}", k.REASONING, text=f"thinking about step {i}")]
+        else:
+            events = [
+                Event(f"a{i}", k.ASSISTANT_TEXT, text=f"Step {i}: timing the kernel"),
+                Event(f"c{i}", k.TOOL_CALL, tool_name="Bash", arguments={"command": f"run {i}"}),
+                Event(f"o{i}", k.TOOL_RESULT, text=f"result {i}"),
+            ]
+        main_turns.append(Turn(index=i, events=events))
+    main_turns[0].events.insert(0, Event("u1", k.USER_TEXT, text="Make the kernel faster"))
+    main_turns[1].events.append(
+        Event("task", k.TOOL_CALL, tool_name="Task", arguments={"prompt": "look"})
+    )
+    sub = Thread(
+        id="sub",
+        kind="subagent",
+        title="explorer",
+        parent_event="task",
+        turns=[
+            Turn(1, [Event("s1", k.ASSISTANT_TEXT, text="the subagent looks")]),
+            Turn(2, [Event("s2", k.TOOL_RESULT, text="what it found")]),
+        ],
+    )
+    return Transcript(format="test", threads=[Thread(id="main", turns=main_turns), sub])
+
+
+def mixed_page(page, tmp_path, width: int, **context):
+    from transcripts.render import RunContext
+
+    page.set_viewport_size({"width": width, "height": 900})
+    html = export_html(mixed_transcript(), context=RunContext(verdict="passed", **context))
+    return open_file(page, tmp_path, html, name=f"mixed-{width}.html")
+
+
+def shot(page, name: str) -> None:
+    from tests.browser.conftest import SCREENSHOTS
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_solution_and_grader_tabs_replace_the_timeline_at_every_width(page, tmp_path, width):
+    mixed_page(page, tmp_path, width, solution="class ModelNew:\n    pass\n", grader_log="ok")
+    tabs = page.locator(".tabs").bounding_box()
+    for tab, text in [("solution", "ModelNew"), ("grader", "ok")]:
+        page.click(f"[data-tab={tab}]")
+        expect(page.locator("[data-panel=timeline]")).to_be_hidden()
+        panel = page.locator(f"[data-panel={tab}]")
+        expect(panel).to_contain_text(text)
+        # The panel starts under the tabs, not below a hidden timeline's height.
+        assert panel.bounding_box()["y"] - (tabs["y"] + tabs["height"]) < 40
+        assert page.get_attribute(f"[data-tab={tab}]", "aria-selected") == "true"
+        shot(page, f"transcript-tab-{tab}-{width}")
+    page.click("[data-tab=timeline]")
+    expect(page.locator("#e-u1")).to_be_visible()
+    expect(page.locator("[data-panel=solution]")).to_be_hidden()
+    assert page.js_errors == []
+
+
+# The main turn at the top of the timeline, found from the turns' boxes (the page finds it by
+# hit-testing): the first whose bottom is below the sticky bar.
+TURN_AT_TOP = """() => {
+    const bar = document.querySelector('.toolbar').getBoundingClientRect().bottom;
+    for (const turn of document.querySelectorAll('.turn[data-o]')) {
+        if (turn.getBoundingClientRect().bottom > bar + 4) return turn.id.split('-').pop();
+    }
+    return null;
+}"""
+MARKED = "#outline-list a.here b"
+
+
+def test_the_outline_follows_the_scroll_position(page, tmp_path):
+    mixed_page(page, tmp_path, 1400)
+    expect(page.locator("#outline-list a.here")).to_have_text(re.compile(r"^1 "))
+    page.mouse.move(900, 600)
+    seen = set()
+    for _ in range(60):  # down the page, into the outline's second (inert) chunk of lines
+        page.mouse.wheel(0, 1500)
+        page.wait_for_timeout(60)
+        top = page.evaluate(TURN_AT_TOP)
+        expect(page.locator(MARKED)).to_have_text(top)
+        seen.add(int(top))
+        if int(top) > 215:
+            break
+    assert max(seen) > 215 and len(seen) > 10
+    marked = page.locator("#outline-list a.here")
+    assert marked.get_attribute("aria-current") == "location"
+    # The marked line is kept in view inside the outline's own scroll box.
+    box, line = page.locator("#outline-list").bounding_box(), marked.bounding_box()
+    assert box["y"] <= line["y"] and line["y"] + line["height"] <= box["y"] + box["height"]
+    shot(page, "transcript-outline-follows-1400")
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(page.locator(MARKED)).to_have_text("1")
+    assert page.js_errors == []
+
+
+def test_on_a_phone_the_folded_outline_names_the_turn_in_view(page, tmp_path):
+    mixed_page(page, tmp_path, 390)
+    expect(page.locator("#outline")).not_to_have_attribute("open", "")
+    page.mouse.move(200, 600)
+    for _ in range(8):
+        page.mouse.wheel(0, 1500)
+        page.wait_for_timeout(60)
+    top = page.evaluate(TURN_AT_TOP)
+    expect(page.locator("#outline-at")).to_have_text(f" \u00b7 at turn {top}")
+    shot(page, "transcript-outline-follows-390")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.click("#outline > summary")
+    expect(page.locator("#outline-list a.here")).to_be_in_viewport()
+
+
+def visible_kinds(page) -> set[str]:
+    return set(
+        page.evaluate(
+            """() => Array.from(document.querySelectorAll('.tl-main [data-ev]'))
+                .filter((e) => e.getClientRects().length)
+                .map((e) => e.className.match(/k-(\\w+)/)[1])"""
+        )
+    )
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_filter_hides_kinds_and_the_turns_they_leave_empty(page, tmp_path, width):
+    mixed_page(page, tmp_path, width)
+    page.click("#th-sub > summary")
+    everything = {"user_text", "assistant_text", "reasoning", "tool_call", "tool_result"}
+    assert visible_kinds(page) == everything
+    expect(page.locator("[data-kind=reasoning]")).to_have_text("Reasoning 80")
+
+    page.click("[data-kind=reasoning]")
+    expect(page.locator("[data-kind=reasoning]")).to_have_attribute("aria-pressed", "false")
+    assert visible_kinds(page) == everything - {"reasoning"}
+    expect(page.locator("#t-main-3")).to_be_hidden()  # a turn of reasoning alone
+    expect(page.locator("#t-main-2")).to_be_visible()
+
+    # Tool calls hidden: the call that spawned the subagent keeps the subagent's fold only.
+    page.click("[data-kind=tool_call]")
+    expect(page.locator("#e-c2")).to_be_hidden()
+    expect(page.locator("#th-sub")).to_be_visible()
+    expect(page.locator("#e-task > .h")).to_be_hidden()
+    shot(page, f"transcript-filter-{width}")
+    page.click("[data-kind=subagent]")
+    expect(page.locator("#th-sub")).to_be_hidden()
+
+    # A chunk drawn after the choice is filtered as well, and search skips what is hidden.
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.wait_for_selector("#e-r240", state="attached")
+    expect(page.locator("#e-r240")).to_be_hidden()
+    expect(page.locator("#e-a239")).to_be_visible()
+    page.fill("#search", "thinking about")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text("no match")
+
+    page.click("#kinds-all")
+    expect(page.locator("#kinds-all")).to_be_hidden()
+    expect(page.locator("#search-count")).to_have_text("1 / 80")
+    expect(page.locator("#t-main-3")).to_be_visible()
+
+    # A link to a hidden event shows it: the filter is lifted.
+    page.click("[data-kind=reasoning]")
+    page.goto(page.url.split("#")[0] + "#e-r9")
+    page.wait_for_selector("#e-r9.targeted")
+    expect(page.locator("#e-r9")).to_be_visible()
+    expect(page.locator("[data-kind=reasoning]")).to_have_attribute("aria-pressed", "true")
+    assert page.js_errors == []
+
+
+def test_the_card_the_digest_and_the_outline_count_the_same_turns(page, tmp_path):
+    mixed_page(page, tmp_path, 1400)
+    card = page.locator("#turn-count").inner_text()
+    assert card == "240 +2 in subagents"
+    expect(page.locator("#outline-count")).to_have_text("240")
+    outline_lines = page.evaluate(
+        """() => document.querySelectorAll('#outline-list a.otl').length
+            + Array.from(document.querySelectorAll('#outline-list template'))
+                .reduce((n, t) => n + t.content.querySelectorAll('a.otl').length, 0)"""
+    )
+    assert outline_lines == 240
+    expect(page.locator("#summary .digest")).to_contain_text("240 turns")
+
+
+def test_on_a_phone_the_summary_is_a_fold_with_a_digest(page, tmp_path):
+    mixed_page(page, tmp_path, 390)
+    summary = page.locator("#summary")
+    assert summary.get_attribute("open") is None
+    expect(page.locator(".cards")).to_be_hidden()
+    expect(page.locator("#summary > summary")).to_contain_text("passed \u00b7 240 turns")
+    # The timeline starts within the first screen (the cards pushed it 830 px down).
+    assert page.locator(".toolbar").bounding_box()["y"] < 400
+    shot(page, "transcript-summary-folded-390")
+    page.click("#summary > summary")
+    expect(page.locator(".cards")).to_be_visible()
+    shot(page, "transcript-summary-open-390")
+
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.reload()
+    expect(page.locator(".cards")).to_be_visible()
+    expect(page.locator("#summary > summary")).to_be_hidden()
+    shot(page, "transcript-summary-1400")

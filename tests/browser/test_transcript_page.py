@@ -148,3 +148,53 @@ def test_images_show_under_the_pages_policy_and_the_prompt_titles_it(
         "Array.from(document.querySelectorAll('[data-ev] img')).every(i => i.naturalWidth === 2)"
     )
     assert violations == [] and page.js_errors == []
+
+
+@pytest.fixture
+def copilot_run(transactional_db, settings, tmp_path):
+    """A Copilot CLI session with a subagent, uploaded to a run."""
+    from pathlib import Path
+
+    from arena.models import Agent, Run
+    from tasks.models import Task
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    log = Path(__file__).parents[1] / "transcripts/formats/fixtures/copilot_cli/events.jsonl"
+    task = Task.objects.create(
+        slug="softmax",
+        title="Softmax",
+        category="hard",
+        suite="demo",
+        dtype="fp32",
+        regime="memory",
+        folder="demo/softmax",
+        version_hash="0" * 64,
+    )
+    agent = Agent.objects.create(slug="copilot", name="Copilot")
+    run = Run.objects.create(agent=agent, task=task, status=Run.Status.DONE)
+    trajectory_upload(data=log.read_bytes(), filename="events.jsonl", run_id=run.pk)
+    return run
+
+
+def test_tabs_work_at_every_width_and_the_turns_agree(page, live_server, copilot_run):
+    from tests.browser.conftest import SCREENSHOTS
+
+    url = f"{live_server.url}/runs/{copilot_run.pk}/transcript"
+    for width in (1400, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(url)
+        # The card counts the main conversation's turns, as the outline lists them (on a phone
+        # both are folded: their text, not what is drawn).
+        assert " ".join(page.text_content("#turn-count").split()) == "10 +2 in subagents"
+        assert page.text_content("#outline-count") == "10"
+        assert page.locator("#outline-list a.otl").count() == 10
+        tabs = page.locator(".tabs").bounding_box()
+        for tab in ("solution", "grader"):
+            page.click(f"[data-tab={tab}]")
+            assert not page.locator("[data-panel=timeline]").is_visible()
+            top = page.locator(f"[data-panel={tab}]").bounding_box()["y"]
+            assert top - (tabs["y"] + tabs["height"]) < 40, (width, tab, top)
+            page.screenshot(path=str(SCREENSHOTS / f"transcript-page-{tab}-{width}.png"))
+        page.click("[data-tab=timeline]")
+        assert page.locator("[data-panel=timeline]").is_visible()
+    assert page.js_errors == []

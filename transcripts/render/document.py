@@ -20,6 +20,7 @@ from transcripts.render.content import PageContent, is_command, without_image_ma
 from transcripts.render.csp import policy
 from transcripts.render.timing import IDLE_AFTER_S
 from transcripts.render.view import (
+    FILTER_KINDS,
     MAX_DEPTH,
     OutlineEntry,
     RunContext,
@@ -175,6 +176,7 @@ def transcript_pieces(
             csp=_policy(standalone=standalone),
             csp_meta=standalone,
             max_depth=MAX_DEPTH,
+            kind_labels=FILTER_KINDS,
             dash=DASH,
         )
     )

@@ -24,6 +24,18 @@ RESULT_PREVIEW_LINES = 24
 ARGUMENTS_PREVIEW_CHARS = 160
 TITLE_CHARS = 90
 OUTLINE_WORDS_CHARS = 70
+# The kinds a reader can hide, in the order the page offers them. "subagent" is a subagent's
+# spawn and the fold of its thread; whatever is not listed here (notices, compaction markers,
+# unknown records) always shows.
+FILTER_KINDS = {
+    "user_text": "User",
+    "assistant_text": "Assistant",
+    "reasoning": "Reasoning",
+    "tool_call": "Tool calls",
+    "tool_result": "Tool results",
+    "file_change": "File changes",
+    "subagent": "Subagents",
+}
 # Markdown that reads as noise on one line: emphasis stars, backticks, heading and quote marks.
 _MARKDOWN_MARKS = re.compile(r"[*`]+|^[ \t]*(?:#{1,6}|>)[ \t]+", re.M)
 
@@ -57,6 +69,15 @@ class TurnView:
     turn: Turn
     events: list[EventView]
     duration_s: float | None = None  # active time (see timing.py); None without timestamps
+    ordinal: int = 0  # its place in its thread, from 0 (the outline's line for a main turn)
+
+    @property
+    def filter_kinds(self) -> str:
+        """The filterable kinds of its events, space-separated ("other" for the rest): the turn
+        shows while any of them does."""
+        kinds = {_filter_kind(view) for view in self.events}
+        kinds.update("subagent" for view in self.events if _spawns_subagent(view))
+        return " ".join(sorted(kinds))
 
 
 @dataclass
@@ -70,7 +91,8 @@ class ThreadView:
 
 @dataclass
 class Figures:
-    turns: int
+    turns: int  # of the main thread: the outline's lines and the timeline's sections
+    subagent_turns: int
     tool_calls: int
     events: int
     subagents: int
@@ -81,6 +103,7 @@ class Figures:
     active_s: float | None = None  # timing.py: gaps longer than idle_after_s count as idle
     wall_s: float | None = None
     idle_after_s: float = IDLE_AFTER_S
+    kinds: dict[str, int] = field(default_factory=dict)  # FILTER_KINDS present, with counts
 
 
 @dataclass
@@ -136,7 +159,7 @@ def _thread_view(
     placed.add(thread.id)
     turns = []
     count = 0
-    for turn in thread.turns:
+    for ordinal, turn in enumerate(thread.turns):
         events = []
         for event in turn.events:
             view = EventView(event)
@@ -149,14 +172,35 @@ def _thread_view(
                 )
             events.append(view)
         count += len(events)
-        turns.append(TurnView(turn, events, durations.get(id(turn))))
+        turns.append(TurnView(turn, events, durations.get(id(turn)), ordinal))
     return ThreadView(thread, turns, depth, thread.usage(), count)
+
+
+def _filter_kind(view: EventView) -> str:
+    kind = view.event.kind.value
+    if kind == EventKind.SUBAGENT_SPAWN:
+        return "subagent"
+    return kind if kind in FILTER_KINDS else "other"
+
+
+def _spawns_subagent(view: EventView) -> bool:
+    return any(child.thread.kind != "branch" for child in view.children)
 
 
 def _figures(transcript: Transcript) -> Figures:
     events = transcript.events()
+    turns = [len(t.turns) for t in transcript.threads]
+    kinds = {kind: 0 for kind in FILTER_KINDS}
+    for event in events:
+        kind = "subagent" if event.kind == EventKind.SUBAGENT_SPAWN else event.kind.value
+        if kind in kinds:
+            kinds[kind] += 1
+    # A subagent counts once, whether a spawn event or a tool call started it.
+    kinds["subagent"] = max(len(transcript.threads) - 1, 0)
     return Figures(
-        turns=sum(len(t.turns) for t in transcript.threads),
+        turns=turns[0] if turns else 0,
+        subagent_turns=sum(turns[1:]),
+        kinds={kind: count for kind, count in kinds.items() if count},
         tool_calls=sum(e.kind == EventKind.TOOL_CALL for e in events),
         events=len(events),
         subagents=max(len(transcript.threads) - 1, 0),

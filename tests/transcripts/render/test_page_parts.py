@@ -109,3 +109,47 @@ def test_a_diff_with_no_newline_markers_is_shown_with_its_counts():
     )
     assert '<span class="stat-add">+1</span> <span class="stat-del">&minus;1</span>' in html
     assert "No newline at end of file" in html
+
+
+def with_subagent() -> Transcript:
+    k = EventKind
+    spawn = Event("task", k.TOOL_CALL, tool_name="Task")
+    main = Thread(
+        id="main",
+        turns=[
+            Turn(1, [Event("u", k.USER_TEXT, text="go")]),
+            Turn(2, [Event("r", k.REASONING, text="hm"), spawn]),
+            Turn(3, [Event("n", k.SYSTEM_NOTICE, text="resumed")]),
+        ],
+    )
+    sub = Thread(
+        id="sub",
+        kind="subagent",
+        parent_event="task",
+        turns=[Turn(1, [Event("s1", k.TOOL_RESULT, text="x")]), Turn(2, [])],
+    )
+    return Transcript(format="test", threads=[main, sub])
+
+
+def test_the_card_and_the_outline_count_the_main_threads_turns():
+    html = export_html(with_subagent())
+    assert '<div class="v" id="turn-count">3 <span class="tag">+2 in subagents</span></div>' in html
+    assert 'Outline &middot; <span id="outline-count">3</span> turns' in html
+    assert html.count('class="otl ') == 3
+    assert "&middot; 3 turns" in html  # the phone's digest
+
+
+def test_the_filter_offers_the_kinds_the_log_holds_and_turns_name_theirs():
+    html = export_html(with_subagent())
+    chips = re.findall(r'data-kind="(\w+)" aria-pressed="true">([^<]+) <span class="n">(\d+)', html)
+    assert chips == [
+        ("user_text", "User", "1"),
+        ("reasoning", "Reasoning", "1"),
+        ("tool_call", "Tool calls", "1"),
+        ("tool_result", "Tool results", "1"),
+        ("subagent", "Subagents", "1"),
+    ]
+    assert 'id="t-main-2" data-k="reasoning subagent tool_call" data-o="1"' in html
+    assert 'id="t-main-3" data-k="other" data-o="2"' in html
+    assert 'id="t-sub-1" data-k="tool_result">' in html  # a subagent's turn has no outline line
+    assert 'class="ev k-tool_call with-sub" id="e-task"' in html

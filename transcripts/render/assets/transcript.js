@@ -153,6 +153,12 @@
     if (!id) return;
     const target = findById(id);
     if (!target || !makeLive(target)) return;
+    const panel = target.closest("[data-panel]");
+    if (panel && panel.hidden) showTab(panel.dataset.panel);
+    if (hiddenKinds.size && !target.getClientRects().length) {
+      hiddenKinds.clear();
+      applyFilter();
+    }
     document.querySelectorAll(".targeted").forEach(function (el) { el.classList.remove("targeted"); });
     target.classList.add("targeted");
     scrollToElement(target, "start");
@@ -207,7 +213,7 @@
     let node = walker.nextNode();
     while (node) {
       if (node.nodeType === 3) {
-        if (test.test(node.data)) {
+        if (test.test(node.data) && !filteredOut(node)) {
           found.push(node);
           if (found.length >= MAX_MARKS) return false;
         }
@@ -315,20 +321,160 @@
     document.getElementById("search-prev").addEventListener("click", function () { showHit(current - 1); });
   }
 
-  document.getElementById("expand-all").addEventListener("click", expandAll);
-  document.getElementById("collapse-all").addEventListener("click", collapseAll);
+  // Tabs: the timeline, the solution and the grader's log, one shown at a time (arrow keys move
+  // between the tabs, as ARIA's tab pattern has them).
+  const tabs = Array.from(document.querySelectorAll("[data-tab]"));
 
-  document.querySelectorAll("[data-tab]").forEach(function (button) {
-    button.addEventListener("click", function () {
-      const name = button.dataset.tab;
-      document.querySelectorAll("[data-tab]").forEach(function (b) {
-        b.setAttribute("aria-selected", b === button ? "true" : "false");
-      });
-      document.querySelectorAll("[data-panel]").forEach(function (panel) {
-        panel.hidden = panel.dataset.panel !== name;
-      });
+  function showTab(name) {
+    tabs.forEach(function (tab) {
+      const on = tab.dataset.tab === name;
+      tab.setAttribute("aria-selected", on ? "true" : "false");
+      tab.tabIndex = on ? 0 : -1;
+    });
+    document.querySelectorAll("[data-panel]").forEach(function (panel) {
+      panel.hidden = panel.dataset.panel !== name;
+    });
+    followScroll();
+  }
+
+  tabs.forEach(function (tab, index) {
+    tab.addEventListener("click", function () { showTab(tab.dataset.tab); });
+    tab.addEventListener("keydown", function (event) {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      const next = tabs[(index + step + tabs.length) % tabs.length];
+      showTab(next.dataset.tab);
+      next.focus();
     });
   });
+
+  // The filter by kind: a class per hidden kind on the timeline, which the stylesheet reads
+  // (inert content included, so a chunk drawn later is filtered too). A turn whose every
+  // event is hidden is hidden with them.
+  const kindsBox = document.getElementById("kinds");
+  const hiddenKinds = new Set();
+
+  function kindOf(event) {
+    for (const name of event.classList) {
+      if (name.startsWith("k-")) return name === "k-subagent_spawn" ? "subagent" : name.slice(2);
+    }
+    return "";
+  }
+
+  // Whether the filter hides a node, live or inert: inside an event of a hidden kind (but for
+  // the subagent folds under it) or inside a subagent's fold while subagents are hidden.
+  function filteredOut(node) {
+    if (!hiddenKinds.size) return false;
+    for (let child = node, n = node.parentNode; n; child = n, n = n.parentNode) {
+      if (n.nodeType === 11) {
+        n = owners.get(n);
+        if (!n) return false;
+        continue;
+      }
+      if (n.nodeType !== 1) continue;
+      if (n.hasAttribute("data-ev")) {
+        const keptSub = n.classList.contains("with-sub") && child.nodeType === 1 && child.matches("details.sub");
+        if (hiddenKinds.has(kindOf(n)) && !keptSub) return true;
+      } else if (n.matches("details.sub:not(.branch)") && hiddenKinds.has("subagent")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  function applyFilter() {
+    if (!kindsBox || !timeline) return;
+    kindsBox.querySelectorAll("[data-kind]").forEach(function (chip) {
+      const off = hiddenKinds.has(chip.dataset.kind);
+      chip.setAttribute("aria-pressed", off ? "false" : "true");
+      timeline.classList.toggle("hide-" + chip.dataset.kind, off);
+    });
+    timeline.classList.toggle("filtering", hiddenKinds.size > 0);
+    document.getElementById("kinds-all").hidden = hiddenKinds.size === 0;
+    if (input && input.value.trim()) search();
+    followScroll();
+  }
+
+  if (kindsBox) {
+    kindsBox.addEventListener("click", function (event) {
+      const chip = event.target.closest("[data-kind]");
+      if (chip) {
+        const kind = chip.dataset.kind;
+        if (hiddenKinds.has(kind)) hiddenKinds.delete(kind);
+        else hiddenKinds.add(kind);
+      } else if (event.target.closest("#kinds-all")) {
+        hiddenKinds.clear();
+      } else {
+        return;
+      }
+      applyFilter();
+    });
+  }
+
+  // The outline follows the scroll position: the main turn at the top of the timeline (just
+  // below the sticky bar) is marked in it and kept in its view; the fold's title names it.
+  const outlineList = document.getElementById("outline-list");
+  const outlineAt = document.getElementById("outline-at");
+  let shownTurn = null;
+  let shownLink = null;
+  let followPending = false;
+
+  function turnAtTop() {
+    if (!timeline || timeline.closest("[hidden]")) return null;
+    const box = timeline.getBoundingClientRect();
+    const top = Math.max(toolbar ? toolbar.getBoundingClientRect().bottom : 0, box.top, 0) + 4;
+    // Between two turns the point falls in a margin: look a little further down.
+    for (let y = top; y < Math.min(window.innerHeight, top + 240); y += 12) {
+      const hit = document.elementFromPoint(box.left + 1, y);
+      const turn = hit && hit.closest(".turn[data-o]");
+      if (turn) return turn;
+    }
+    return null;
+  }
+
+  // The outline's line for the main thread's turn at `position`, made live if still inert. Its
+  // lines come in chunks as long as the first.
+  function outlineLink(position) {
+    if (!outlineList) return null;
+    const first = outlineList.querySelectorAll(":scope > a.otl");
+    if (position < first.length) return first[position];
+    const chunk = outlineList.querySelectorAll(":scope > [data-ochunk]")[Math.floor(position / first.length) - 1];
+    if (!chunk) return null;
+    const template = chunk.querySelector(":scope > template");
+    if (template) instantiate(template);
+    return chunk.querySelectorAll(":scope > a.otl")[position % first.length] || null;
+  }
+
+  function keepInView(link) {
+    if (!link || !outlineList || !outlineBox.open) return;
+    const box = outlineList.getBoundingClientRect();
+    const line = link.getBoundingClientRect();
+    if (line.top < box.top || line.bottom > box.bottom) {
+      outlineList.scrollTop += line.top - box.top - box.height / 3;
+    }
+  }
+
+  function followScroll() {
+    followPending = false;
+    const turn = turnAtTop();
+    if (!turn || turn === shownTurn) return;
+    shownTurn = turn;
+    const link = outlineLink(Number(turn.dataset.o));
+    if (shownLink) {
+      shownLink.classList.remove("here");
+      shownLink.removeAttribute("aria-current");
+    }
+    shownLink = link;
+    if (!link) return;
+    link.classList.add("here");
+    link.setAttribute("aria-current", "location");
+    keepInView(link);
+    if (outlineAt) outlineAt.textContent = " \u00b7 at turn " + link.querySelector("b").textContent;
+  }
+
+  document.getElementById("expand-all").addEventListener("click", expandAll);
+  document.getElementById("collapse-all").addEventListener("click", collapseAll);
 
   // The outline is a side panel on a wide screen and a fold above the timeline on a narrow
   // one, which closes again once a turn is picked from it.
@@ -338,8 +484,21 @@
     outlineBox.addEventListener("click", function (event) {
       if (event.target.closest("a") && !wide.matches) outlineBox.open = false;
     });
+    outlineBox.addEventListener("toggle", function () { keepInView(shownLink); });
   }
 
+  // The summary is a fold a phone shows closed; elsewhere the stylesheet shows it whatever its
+  // state, and this opens it for browsers without ::details-content.
+  const summaryBox = document.getElementById("summary");
+  if (summaryBox) summaryBox.open = !window.matchMedia("(max-width: 640px)").matches;
+
+  window.addEventListener("scroll", function () {
+    if (followPending) return;
+    followPending = true;
+    requestAnimationFrame(followScroll);
+  }, { passive: true });
+  window.addEventListener("resize", followScroll);
   window.addEventListener("hashchange", goToHash);
   goToHash();
+  followScroll();
 })();
