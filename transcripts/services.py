@@ -43,6 +43,7 @@ from transcripts.selectors import trajectory_transcript
 from transcripts.spool import (
     GZIP_LEVEL,
     OrphanReport,
+    keep_fresh,
     media_name,
     orphans_sweep,
     place,
@@ -177,6 +178,7 @@ def trajectory_prepare(
         filename = f"{path.name}.zip"
     filename = _safe_name(filename or (path.name if path else "") or "log.jsonl")
     folder = work_folder()
+    stop_touching = keep_fresh(folder)
     try:
         opened = _upload_stream(
             data=data, path=path, file=file, filename=filename, limits=limits, folder=folder
@@ -197,6 +199,8 @@ def trajectory_prepare(
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    finally:
+        stop_touching()
     return Prepared(
         row=row,
         raw_gz=raw_gz,

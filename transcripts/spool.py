@@ -18,6 +18,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterable
@@ -41,6 +42,8 @@ NORMALIZED_BATCH_CHARS = 1 << 20
 PARTIAL_SUFFIX = ".partial"
 # Media files of trajectories live under this folder (the models' upload_to).
 MEDIA_FOLDER = "trajectories"
+# A work folder in use is touched this often; ARENA_ORPHAN_MAX_AGE_S is at least 300.
+FRESH_EVERY_S = 60
 
 
 def temp_root() -> Path:
@@ -56,6 +59,22 @@ def work_folder() -> Path:
     root = work_root()
     root.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix="import-", dir=root))
+
+
+def keep_fresh(folder: Path, *, every_s: float = FRESH_EVERY_S) -> Callable[[], None]:
+    """Touch `folder` every `every_s` until the returned function is called: the sweep judges
+    a work folder by its last change, and a long parse changes nothing in it."""
+    stop = threading.Event()
+
+    def touch() -> None:
+        while not stop.wait(every_s):
+            try:
+                os.utime(folder)
+            except FileNotFoundError:
+                return
+
+    threading.Thread(target=touch, name="import-fresh", daemon=True).start()
+    return stop.set
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -180,9 +199,12 @@ def orphans_sweep(
             if _older(entry, cutoff):
                 report.temporary += 1
                 report.bytes_freed += _remove(entry)
-    media = Path(default_storage.path(MEDIA_FOLDER))
-    for directory, files in _media_folders(media):
-        _sweep_media(directory, files, cutoff=cutoff, referenced=referenced, report=report)
+    root = Path(default_storage.path(""))
+    for directory, files in _media_folders(root / MEDIA_FOLDER):
+        names = {
+            (directory / name).relative_to(root).as_posix(): directory / name for name in files
+        }
+        _sweep_media(names, cutoff=cutoff, referenced=referenced, report=report)
     for entry in _entries(page_folder):
         if entry.name.endswith(".tmp") and _older(entry, cutoff):
             report.pages += 1
@@ -191,19 +213,21 @@ def orphans_sweep(
 
 
 def _sweep_media(
-    directory: Path,
-    files: list[str],
+    files: dict[str, Path],
     *,
     cutoff: float,
     referenced: Callable[[list[str]], set[str]],
     report: OrphanReport,
 ) -> None:
-    old = [directory / name for name in files if _older(directory / name, cutoff)]
-    partial = [path for path in old if path.name.endswith(PARTIAL_SUFFIX)]
-    for path in partial:
-        report.partial += 1
-        report.bytes_freed += _remove(path)
-    whole = {_media_relative(path): path for path in old if path not in partial}
+    """One media folder's files, by their names in media."""
+    old = {name: path for name, path in files.items() if _older(path, cutoff)}
+    whole: dict[str, Path] = {}
+    for name, path in old.items():
+        if name.endswith(PARTIAL_SUFFIX):
+            report.partial += 1
+            report.bytes_freed += _remove(path)
+        else:
+            whole[name] = path
     if not whole:
         return
     names = list(whole)
@@ -222,10 +246,6 @@ def _media_folders(media: Path) -> Iterable[tuple[Path, list[str]]]:
     for directory, _, files in os.walk(media):
         if files:
             yield Path(directory), sorted(files)
-
-
-def _media_relative(path: Path) -> str:
-    return path.relative_to(Path(settings.MEDIA_ROOT)).as_posix()
 
 
 def _entries(folder: Path) -> list[Path]:
