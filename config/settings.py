@@ -256,6 +256,10 @@ ACCOUNT_RATE_LIMITS = {
 # read from here, so no SocialApp row is needed.
 ARENA_GITHUB_CLIENT_ID = env_str("ARENA_GITHUB_CLIENT_ID")
 ARENA_GITHUB_SECRET = env_str("ARENA_GITHUB_SECRET")
+if ARENA_GITHUB_CLIENT_ID:
+    # GitHub sign-in posts to our own page, which redirects to GitHub's authorize page:
+    # browsers hold a form's redirect to form-action too, so GitHub's origin is named there.
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["form-action"].append("https://github.com")
 if bool(ARENA_GITHUB_CLIENT_ID) != bool(ARENA_GITHUB_SECRET):
     raise ImproperlyConfigured(
         "ARENA_GITHUB_CLIENT_ID and ARENA_GITHUB_SECRET go together: set both to offer GitHub "

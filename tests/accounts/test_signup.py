@@ -137,3 +137,14 @@ def test_sign_up_and_login_rates_and_github_come_from_the_environment():
     alone = load_settings({"ARENA_SECRET_KEY": "k", "ARENA_GITHUB_CLIENT_ID": "id"}, "1")
     assert alone.returncode != 0
     assert "ARENA_GITHUB_CLIENT_ID and ARENA_GITHUB_SECRET go together" in alone.stderr
+
+
+def test_github_sign_in_may_post_on_to_github_only_where_github_is_configured():
+    from tests.arena.test_settings import load_settings
+
+    expression = "s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']"
+    plain = load_settings({"ARENA_SECRET_KEY": "k"}, expression)
+    assert plain.stdout.strip() == "[\"'self'\"]", plain.stderr
+    github = {"ARENA_SECRET_KEY": "k", "ARENA_GITHUB_CLIENT_ID": "id", "ARENA_GITHUB_SECRET": "s"}
+    configured = load_settings(github, expression)
+    assert configured.stdout.strip() == "[\"'self'\", 'https://github.com']", configured.stderr
