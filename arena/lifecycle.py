@@ -244,12 +244,17 @@ def submission_evaluate(*, submission_id: int) -> Evaluation | None:
     submission = Submission.objects.filter(pk=submission_id).first()
     if submission is None:
         return None
-    evaluation = evaluation_run(evaluation_id=submission.evaluation_id)
+    # The run is closed in the verdict's own transaction: a verdict refused to an attempt that
+    # was taken over closes nothing, and no worker dies between the two.
+    evaluation = evaluation_run(
+        evaluation_id=submission.evaluation_id, then=lambda: run_finish(run_id=submission.run_id)
+    )
     if evaluation is None:
         evaluation = Evaluation.objects.get(pk=submission.evaluation_id)
         if not evaluation.is_finished:
             return None
-    run_finish(run_id=submission.run_id)
+        # Stored elsewhere: by the build stage (a compile failure), or before a redelivery.
+        run_finish(run_id=submission.run_id)
     leaderboard_record(submission_id=submission.pk)
     return evaluation
 

@@ -7,8 +7,9 @@ from evaluator.services import evaluation_build, evaluation_lease_remaining_s, e
 
 def retry_when_lease_ends(task: Task, *, evaluation_id: int) -> None:
     """For a grading held under a live lease: either another worker is grading it, or a worker
-    died holding it. The task comes back when the lease runs out; a finished row then makes the
-    retry a no-op. Nothing to do where no lease is held. The task must allow any number of
+    died holding it. The task comes back when the lease runs out (a live worker's heartbeat
+    renews it, so once a lease while that worker grades); a finished row then makes the retry a
+    no-op. Nothing to do where no lease is held. The task must allow any number of
     retries (max_retries=None on the task: passing None to retry() means the default, 3)."""
     remaining = evaluation_lease_remaining_s(evaluation_id=evaluation_id)
     if remaining is not None:

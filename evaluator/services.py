@@ -1,6 +1,10 @@
 import hashlib
 import logging
-from datetime import timedelta
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+from functools import partial
 
 from celery.canvas import Signature
 from django.conf import settings
@@ -9,7 +13,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from evaluator.engine import EvalResult, EvaluateOptions, TaskError, evaluate
+from evaluator.engine import EvalResult, EvaluateOptions, EvaluationStopped, TaskError, evaluate
 from evaluator.engine.builds import FAILED
 from evaluator.engine.evaluate import (
     build_failure_result,
@@ -17,7 +21,9 @@ from evaluator.engine.evaluate import (
     private_scratch,
     resolve_device,
 )
+from evaluator.heartbeat import Heartbeat
 from evaluator.models import Evaluation, EvaluationShape
+from evaluator.selectors import ACTIVE
 from sandboxes.backends import SandboxError
 from tasks.models import Task
 from tasks.selectors import catalog_dirs, task_folder
@@ -43,40 +49,68 @@ def evaluation_create(
     )
 
 
-def evaluation_claim(*, evaluation_id: int) -> bool:
-    """Take the job: queued, or running under a lease that ran out (its worker died)."""
+def evaluation_claim(*, evaluation_id: int) -> int | None:
+    """Take the job: queued, or running under a lease that ran out (its worker died). The
+    claim's attempt number: the fencing token that the attempt's heartbeats and its verdict must
+    still find on the row. None where the evaluation is finished or held under a live lease."""
     now = timezone.now()
-    # Beyond the engine's own timeouts: time to start children, compare outputs, store rows.
-    lease = timedelta(
-        seconds=settings.ARENA_GRADER_TIMEOUT_S * 2 + settings.ARENA_GRADER_LEASE_MARGIN_S
+    claimable = Q(status=Evaluation.Status.QUEUED) | Q(
+        status=Evaluation.Status.RUNNING, lease_expires_at__lt=now
     )
-    claimed = (
-        Evaluation.objects.filter(pk=evaluation_id)
-        .filter(
-            Q(status=Evaluation.Status.QUEUED)
-            | Q(status=Evaluation.Status.RUNNING, lease_expires_at__lt=now)
-        )
-        .update(
+    # One transaction: the attempt read back is the one this update wrote.
+    with transaction.atomic():
+        claimed = Evaluation.objects.filter(claimable, pk=evaluation_id).update(
             status=Evaluation.Status.RUNNING,
             started_at=now,
-            lease_expires_at=now + lease,
+            lease_expires_at=_lease_end(),
             attempts=F("attempts") + 1,
         )
+        if claimed != 1:
+            return None
+        return Evaluation.objects.values_list("attempts", flat=True).get(pk=evaluation_id)
+
+
+def evaluation_lease_renew(*, evaluation_id: int, attempt: int) -> bool:
+    """A heartbeat: extend the lease while `attempt` still holds the evaluation. False once
+    another attempt has claimed it (or it finished): that attempt's grading is over."""
+    held = Evaluation.objects.filter(
+        pk=evaluation_id, attempts=attempt, status=Evaluation.Status.RUNNING
     )
-    return claimed == 1
+    return held.update(lease_expires_at=_lease_end()) == 1
 
 
-def evaluation_run(*, evaluation_id: int) -> Evaluation | None:
-    """Grade one claimed evaluation and store the verdict; a no-op for a finished one."""
-    if not evaluation_claim(evaluation_id=evaluation_id):
+def _lease_end() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.ARENA_GRADER_LEASE_S)
+
+
+def evaluation_run(
+    *, evaluation_id: int, then: Callable[[], object] | None = None
+) -> Evaluation | None:
+    """Claim one evaluation, grade it under a lease that a heartbeat renews, and store the
+    verdict, then `then` in the verdict's own transaction. None where there is nothing to
+    store: the evaluation is finished or held by another worker, or another attempt took it
+    over while this one graded (its grading stops at the next heartbeat)."""
+    attempt = evaluation_claim(evaluation_id=evaluation_id)
+    if attempt is None:
         logger.info("evaluation %s is finished or held by another worker", evaluation_id)
         return None
     evaluation = Evaluation.objects.select_related("task").get(pk=evaluation_id)
+    renew = partial(evaluation_lease_renew, evaluation_id=evaluation_id, attempt=attempt)
+    name = f"evaluation {evaluation_id} attempt {attempt}"
+    beat = Heartbeat(renew=renew, interval_s=settings.ARENA_GRADER_HEARTBEAT_S, name=name)
     try:
-        result = _grade(evaluation)
+        # The beats end before the verdict is stored: the lease has most of its time left.
+        with beat:
+            result = _grade(evaluation, stop=beat.lost)
+    except EvaluationStopped:
+        logger.warning("%s: taken over by another attempt; grading stopped", name)
+        return None
     except (TaskError, OSError, ValueError) as exc:
-        return _evaluation_fail(evaluation=evaluation, message=f"the grader could not run: {exc}")
-    return _evaluation_store(evaluation=evaluation, result=result)
+        message = f"the grader could not run: {exc}"
+        return _evaluation_fail(evaluation=evaluation, attempt=attempt, message=message, then=then)
+    return evaluation_store_result(
+        evaluation=evaluation, data=result.to_dict(), attempt=attempt, then=then
+    )
 
 
 def grader_options() -> EvaluateOptions:
@@ -125,15 +159,15 @@ def evaluation_build(*, evaluation_id: int) -> bool:
         except (TaskError, SandboxError, OSError, ValueError) as exc:
             logger.warning("evaluation %s: the build stage could not run: %s", evaluation_id, exc)
             return False
-    if not evaluation_claim(evaluation_id=evaluation_id):
+    attempt = evaluation_claim(evaluation_id=evaluation_id)
+    if attempt is None:
         return False  # taken by a GPU worker meanwhile; it grades the solution itself
-    evaluation.refresh_from_db()  # the claim's attempt count and start time
-    _evaluation_store(evaluation=evaluation, result=result)
-    return True
+    stored = evaluation_store_result(evaluation=evaluation, data=result.to_dict(), attempt=attempt)
+    return stored is not None
 
 
-def _grade(evaluation: Evaluation) -> EvalResult:
-    options = grader_options()
+def _grade(evaluation: Evaluation, *, stop: threading.Event) -> EvalResult:
+    options = replace(grader_options(), stop=stop)
     with private_scratch("arena-solution") as tmp:
         solution = tmp / "solution.py"
         solution.write_text(evaluation.solution_code, encoding="utf-8")
@@ -141,28 +175,57 @@ def _grade(evaluation: Evaluation) -> EvalResult:
         return evaluate(folder, solution, settings.ARENA_GRADER_DEVICE, options)
 
 
-def _evaluation_store(*, evaluation: Evaluation, result: EvalResult) -> Evaluation:
-    return evaluation_store_result(evaluation=evaluation, data=result.to_dict())
+def evaluation_store_result(
+    *, evaluation: Evaluation, data: dict, attempt: int, then: Callable[[], object] | None = None
+) -> Evaluation | None:
+    """Store a verdict (EvalResult.to_dict()) as attempt `attempt` of the evaluation: a claim's
+    (evaluation_claim), or 0 for one recorded on a GPU host into a row never claimed. Fenced:
+    written, with its per-shape rows and then `then`, all in one transaction, only while the row
+    is unfinished and still that attempt's; a verdict of an attempt that was taken over is
+    refused, logged, and writes nothing. None when refused."""
+    fields = {
+        "status": data["status"],
+        "device": data["device"],
+        "reward": data["reward"],
+        "ranked": data["ranked"],
+        "task_version": data["task_version"],
+        "result": data,
+        "error": "",
+    }
+    shapes = [
+        evaluation_shape_build(evaluation=evaluation, index=index, row=row)
+        for index, row in enumerate(data["per_shape"])
+    ]
+    return _evaluation_close(
+        evaluation=evaluation, attempt=attempt, fields=fields, shapes=shapes, then=then
+    )
 
 
-def evaluation_store_result(*, evaluation: Evaluation, data: dict) -> Evaluation:
-    """Store a verdict (EvalResult.to_dict()): this worker's, or one recorded on a GPU host."""
+def _evaluation_close(
+    *,
+    evaluation: Evaluation,
+    attempt: int,
+    fields: dict,
+    shapes: list[EvaluationShape],
+    then: Callable[[], object] | None,
+) -> Evaluation | None:
+    held = Evaluation.objects.filter(pk=evaluation.pk, attempts=attempt, status__in=ACTIVE)
     with transaction.atomic():
+        # The conditional update comes first: it locks the row against a concurrent claim, and
+        # the shapes are replaced only under the verdict that won.
+        if held.update(finished_at=timezone.now(), lease_expires_at=None, **fields) != 1:
+            logger.warning(
+                "evaluation %s: the verdict of attempt %s is refused: another attempt holds or "
+                "finished it",
+                evaluation.pk,
+                attempt,
+            )
+            return None
         evaluation.shapes.all().delete()
-        EvaluationShape.objects.bulk_create(
-            evaluation_shape_build(evaluation=evaluation, index=index, row=row)
-            for index, row in enumerate(data["per_shape"])
-        )
-        evaluation.status = data["status"]
-        evaluation.device = data["device"]
-        evaluation.reward = data["reward"]
-        evaluation.ranked = data["ranked"]
-        evaluation.task_version = data["task_version"]
-        evaluation.result = data
-        evaluation.error = ""
-        evaluation.finished_at = timezone.now()
-        evaluation.lease_expires_at = None
-        evaluation.save()
+        EvaluationShape.objects.bulk_create(shapes)
+        if then is not None:
+            then()
+    evaluation.refresh_from_db()
     return evaluation
 
 
@@ -190,13 +253,13 @@ def evaluation_shape_build(*, evaluation: Evaluation, index: int, row: dict) -> 
     )
 
 
-def _evaluation_fail(*, evaluation: Evaluation, message: str) -> Evaluation:
-    evaluation.status = Evaluation.Status.ERROR
-    evaluation.error = message
-    evaluation.finished_at = timezone.now()
-    evaluation.lease_expires_at = None
-    evaluation.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
-    return evaluation
+def _evaluation_fail(
+    *, evaluation: Evaluation, attempt: int, message: str, then: Callable[[], object] | None
+) -> Evaluation | None:
+    fields = {"status": Evaluation.Status.ERROR, "error": message}
+    return _evaluation_close(
+        evaluation=evaluation, attempt=attempt, fields=fields, shapes=[], then=then
+    )
 
 
 def evaluation_lease_remaining_s(*, evaluation_id: int) -> float | None:

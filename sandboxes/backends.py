@@ -37,6 +37,8 @@ from sandboxes.processes import command_name, own_children
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CHANNEL_CAP_BYTES = 8 * 1024 * 1024
+# How soon a child's supervisor notices that it was asked to stop (Running.wait's `stop`).
+STOP_POLL_S = 0.5
 # Variables a grader child may see. Everything else (secrets, ARENA_HIDDEN_SEED, database and
 # broker URLs, cloud credentials) is dropped.
 _ENV_PASSTHROUGH = (
@@ -567,16 +569,21 @@ class Running:
         except OSError:  # it died while waiting: wait() reports how
             pass
 
-    def wait(self, timeout_s: float) -> Outcome:
-        """Until the child exits or `timeout_s` after its start or hand-over; then the whole
-        tree is killed, nothing of it runs on."""
+    def wait(self, timeout_s: float, stop: threading.Event | None = None) -> Outcome:
+        """Until the child exits, `timeout_s` after its start or hand-over, or another thread
+        sets `stop` (the outcome is then neither an exit nor a timeout); then the whole tree is
+        killed, nothing of it runs on."""
+        deadline = self.started + timeout_s
+        returncode: int | None = None
         timed_out = False
-        remaining = self.started + timeout_s - time.monotonic()
-        try:
-            returncode: int | None = self.proc.wait(timeout=max(0.0, remaining))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            returncode = None
+        while returncode is None and not timed_out and not (stop is not None and stop.is_set()):
+            slice_s = deadline - time.monotonic()
+            if stop is not None:
+                slice_s = min(slice_s, STOP_POLL_S)
+            try:
+                returncode = self.proc.wait(timeout=max(0.0, slice_s))
+            except subprocess.TimeoutExpired:
+                timed_out = time.monotonic() >= deadline
         wall_s = time.monotonic() - self.started
         return self._end(returncode, timed_out, wall_s)
 

@@ -248,7 +248,8 @@ def demo_run_import_recorded(
                 solution_code=entry["solution"],
             )
             data = dict(entry["result"], recorded={"note": recorded.note, "gpu": recorded.gpu})
-            evaluation_store_result(evaluation=evaluation, data=data)
+            # Recorded on a GPU host: the new row's attempt 0, never claimed here.
+            evaluation_store_result(evaluation=evaluation, data=data, attempt=0)
             submission = Submission.objects.create(run=run, evaluation=evaluation)
         # Last: the import writes files, and nothing after it may fail and orphan them.
         where = f"{recorded.path}: the run of {agent.name} on {task.slug}"

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -104,6 +105,10 @@ class EvaluateOptions:
     prepared: bool = False
     # How many evaluations' children are kept started ahead (prepared.Pool).
     prepared_ahead: int = 2
+    # Set from another thread to end the evaluation without a verdict (EvaluationStopped): the
+    # running child is killed within a second, and no other starts. The grading service sets it
+    # when another worker has taken the evaluation over.
+    stop: threading.Event | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
@@ -117,6 +122,10 @@ def _isolating_sandbox(options: EvaluateOptions) -> ProcessSandbox:
     return sandbox_for(
         options.sandbox, allow_unisolated=options.allow_unisolated, image=options.sandbox_image
     )
+
+
+class EvaluationStopped(Exception):
+    """The caller set `EvaluateOptions.stop`: the evaluation ended without a verdict."""
 
 
 def resolve_device(device: str) -> str:
@@ -296,14 +305,16 @@ class _Launcher:
         )
 
     def run(self, role: str, workdir: Path) -> Outcome:
-        """A child started for its job (workdir/job.json), through the backend's own run()."""
-        return self.sandbox(sandboxed=role == "candidate").run(
-            [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")],
-            workdir=workdir,
-            env=self.env(workdir),
-            limits=self.limits(),
-            readable=CHILD_CODE,
-        )
+        """A child started for its job (workdir/job.json) and supervised to its end; one the
+        caller stops is killed then. A container (docker: not preparable) runs through the
+        backend's own run(), to its end."""
+        sandbox = self.sandbox(sandboxed=role == "candidate")
+        argv = [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")]
+        env, limits = self.env(workdir), self.limits()
+        if not sandbox.preparable:
+            return sandbox.run(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
+        running = sandbox.start(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
+        return running.wait(self.options.timeout_s, self.options.stop)
 
     def limits(self) -> Limits:
         return Limits(timeout_s=self.options.timeout_s, memory_bytes=self.memory_cap())
@@ -649,6 +660,7 @@ class _Evaluation:
         return self._launch(job, workdir, sandboxed=sandboxed)
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
+        self._raise_if_stopped()
         job_path = workdir / "job.json"
         job_path.write_text(json.dumps({**job, "memory_share": self.options.gpu_memory_share}))
         role = job["role"]
@@ -668,9 +680,15 @@ class _Evaluation:
             # It ends by itself before the evaluation goes on, as a cold child does: what a
             # candidate leaves running is seen, and a child's GPU memory is back before the
             # next child needs it (a killed one's comes back only a while after it is reaped).
-            outcome = running.wait(self.options.timeout_s)
+            outcome = running.wait(self.options.timeout_s, self.options.stop)
         self.result.phases.update(_phases(role, launched, time.monotonic(), outcome))
+        self._raise_if_stopped()
         return outcome
+
+    def _raise_if_stopped(self) -> None:
+        stop = self.options.stop
+        if stop is not None and stop.is_set():
+            raise EvaluationStopped("the caller stopped the evaluation")
 
     def _stopped_early(self, outcome: Outcome) -> bool:
         """Compile, construct, crash and timeout outcomes on the visible shapes."""

@@ -4,6 +4,7 @@ import io
 import os
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from django.core.management import call_command
 from arena.models import Run, Submission
 from arena.runs import attempt_box, run_create, run_folder
 from evaluator.models import Evaluation
+from evaluator.services import evaluation_store_result
 from tests.api.factories import client_with_token, token_create, upload
 from tests.arena.runs.conftest import command_agent, make_agent, wait_for_status
 from tests.processes import processes_called
@@ -112,16 +114,19 @@ def _processes_named(marker: str) -> list[str]:
     return found
 
 
-def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_run(
+def test_a_grading_worker_killed_mid_evaluation_is_taken_over_and_its_late_verdict_refused(
     run_queues, workers, vector_add
 ):
-    # A short grading timeout and lease, and quick sweeps, so the lost grading is found in
-    # seconds. The upload hangs at import, under a name of its own: its evaluation is running
-    # when the worker's whole process group is killed.
+    # A short grading timeout, a lease of 3 s renewed every second, and quick sweeps, so the
+    # lost grading is taken over in seconds (sweeps much quicker than 5 s only crowd the lost
+    # grading's message out: the embedded broker hands a worker one message a second). The
+    # upload hangs at import, under a name of its own: its evaluation is running when the
+    # worker's whole process group is killed.
     timing = {
         "ARENA_GRADER_TIMEOUT_S": "8",
-        "ARENA_GRADER_LEASE_MARGIN_S": "1",
-        "ARENA_RUN_SWEEP_S": "2",
+        "ARENA_GRADER_LEASE_S": "3",
+        "ARENA_GRADER_HEARTBEAT_S": "1",
+        "ARENA_RUN_SWEEP_S": "5",
     }
     name = f"hang{uuid.uuid4().hex[:11]}"  # the kernel keeps 15 characters of a name
     code = (
@@ -136,16 +141,24 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     assert response.status_code == 201, response.content
     submission = Submission.objects.get(pk=response.json()["id"])
     wait_for(lambda: processes_called(name), timeout_s=60, what="the candidate to start")
-    assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"
+    held = Evaluation.objects.get(pk=submission.evaluation_id)
+    assert (held.status, held.attempts) == ("running", 1)
+    # The worker's heartbeat carries the lease past the one it was claimed under.
+    wait_for(
+        lambda: (
+            Evaluation.objects.get(pk=held.pk).lease_expires_at
+            > held.lease_expires_at + timedelta(seconds=1)
+        ),
+        timeout_s=10,
+        what="a heartbeat to renew the lease",
+    )
     first.kill()
     wait_for(lambda: not processes_called(name), timeout_s=15, what="the candidate to end")
-    assert Evaluation.objects.get(pk=submission.evaluation_id).status == "running"  # stuck
+    assert Evaluation.objects.get(pk=held.pk).status == "running"  # stuck
     # Its message died with the worker (file broker) or waits hours for redelivery (Redis):
     # the new worker's sweep finds the lease run out and grades it again, in the same row.
     workers("second", [run_queues.build, run_queues.gpu], **timing)
-    # Alone this takes under a minute; beside the other test stream on two cores, starting the
-    # worker and grading again has taken 2.5 minutes.
-    run = wait_for_status(submission.run, Run.Status.DONE, Run.Status.FAILED, timeout_s=300)
+    run = wait_for_status(submission.run, Run.Status.DONE, Run.Status.FAILED, timeout_s=180)
     assert run.status == Run.Status.DONE, run.failure_detail
     evaluations = Evaluation.objects.filter(submission__run=run)
     assert evaluations.count() == 1
@@ -153,3 +166,17 @@ def test_a_grading_worker_killed_mid_evaluation_leaves_one_verdict_and_no_stuck_
     assert (evaluation.status, evaluation.attempts) == ("timeout", 2)
     assert evaluation.result["gates"]["compile"]["reason"] == "timed out after 8 s"
     assert Submission.objects.filter(run=run).count() == 1
+    # Had the first worker lived on to store a verdict, attempt 1's would be refused: the
+    # second attempt's verdict stands, and its run with it.
+    passed = dict(evaluation.result, status="passed", reward=3.0, ranked=True)
+    assert evaluation_store_result(evaluation=held, data=passed, attempt=1) is None
+    after = Evaluation.objects.get(pk=evaluation.pk)
+    assert (after.status, after.attempts, after.reward, after.finished_at, after.result) == (
+        "timeout",
+        2,
+        evaluation.reward,
+        evaluation.finished_at,
+        evaluation.result,
+    )
+    assert after.shapes.count() == evaluation.shapes.count()
+    assert Run.objects.get(pk=run.pk).status == Run.Status.DONE
