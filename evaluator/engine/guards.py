@@ -138,7 +138,14 @@ class Audit:
             self.file_paths.append(path)
 
 
-_PROC_PID = re.compile(r"/proc/(\d+)(?:/|$)")
+# The entries that hold another process's secrets or reach its files: its environment, command
+# line, memory and maps, open files, working folder, root and executable. Its stat, status and
+# comm hold none, and the grader's own child watch (own_children) reads every process's stat.
+_PROC_PID = re.compile(
+    r"/proc/(\d+)(?:/task/\d+)?(?:/(?:environ|cmdline|mem|maps|smaps|smaps_rollup|numa_maps"
+    r"|pagemap|map_files|fd|fdinfo|cwd|root|exe|auxv|syscall|stack|io|attr|mountinfo|mounts"
+    r"|mountstats|ns)(?:/|$)|/?$)"
+)
 
 
 def other_process_entry(path: str) -> bool:

@@ -210,6 +210,11 @@ def test_another_processs_proc_entries_are_flagged_and_this_ones_are_not():
     other = os.getppid()
     for entry in ("environ", "cmdline", "mem", "maps", "fd", "fd/3", "root/etc/passwd", ""):
         assert other_process_entry(f"/proc/{other}/{entry}".rstrip("/")), entry
+    # Another process's stat, status and comm hold no secret; the grader's own child watch
+    # reads every process's stat while the guard listens.
+    for harmless in ("stat", "status", "comm"):
+        assert not other_process_entry(f"/proc/{other}/{harmless}"), harmless
+    assert other_process_entry(f"/proc/{other}/task/{other}/environ")
     own = [f"/proc/{os.getpid()}/environ", "/proc/cpuinfo", "/proc/sys/kernel/pid_max"]
     own.append(os.path.realpath("/proc/thread-self/environ"))
     assert not any(other_process_entry(path) for path in own)
