@@ -471,7 +471,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def server_start(*, env: dict[str, str], port: int, workers: int, threads: int):
+def server_start(
+    *, env: dict[str, str], port: int, workers: int, threads: int, log_dir: Path | None = None
+):
+    """gunicorn on `port`, once the static files are collected where it serves them from: the
+    pages name them by content hash, which only the collected manifest knows."""
+    environment = {**os.environ, **env}
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],
+        cwd=REPO,
+        env=environment,
+        check=True,
+    )
     command = [
         sys.executable,
         "-m",
@@ -485,8 +496,8 @@ def server_start(*, env: dict[str, str], port: int, workers: int, threads: int):
         "--backlog=256",
         "--log-level=warning",
     ]
-    log = open(REPO / "var" / "bench-web" / "gunicorn.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=log)
+    log = open((log_dir or REPO / "var" / "bench-web") / "gunicorn.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(command, cwd=REPO, env=environment, stdout=log, stderr=log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:

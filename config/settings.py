@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from whitenoise.compress import Compressor
 
 from config.email_url import email_settings
 from config.env import (
@@ -288,6 +289,15 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"  # `collectstatic` target for deployments
 STATIC_ROOT.mkdir(exist_ok=True)
+# Static files are collected (`manage.py collectstatic`) with their content's hash in every name
+# and gzip and Brotli copies beside them, so a page names each asset by its content and a browser
+# keeps it for good. Wherever the app serves pages with DEBUG off, collect first: `make run`,
+# the test suite (tests/conftest.py), bench/web.py, docs/deploy.md. With DEBUG on, pages name the
+# source files, which the development server serves as they are edited.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 MEDIA_ROOT = env_path("ARENA_MEDIA_ROOT", DATA_DIR / "media")
 MEDIA_URL = "media/"
 
@@ -486,6 +496,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("ARENA_LOG_LEVEL", "INFO")},
 }
 
-# Pages load only assets served by this app (no CDN); WhiteNoise serves them without DEBUG.
-WHITENOISE_USE_FINDERS = True
+# Pages load only assets served by this app (no CDN). WhiteNoise serves the collected files,
+# Brotli- or gzip-compressed as the browser accepts, a hashed name with "max-age=315360000,
+# public, immutable" (the rest for 60 s); the source folders only with DEBUG on.
 WHITENOISE_AUTOREFRESH = DEBUG
+# Source maps are read by developer tools alone: not worth compressing (they are half the bytes).
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = [*Compressor.SKIP_COMPRESS_EXTENSIONS, "map"]

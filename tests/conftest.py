@@ -4,6 +4,7 @@ The worker is started once per session against the test database (a SQLite file 
 PostgreSQL test database) and the same broker as the tests, embedded or Redis.
 """
 
+import hashlib
 import os
 import shutil
 import signal
@@ -39,6 +40,70 @@ def pytest_collection_modifyitems(config, items):
         uses = set(getattr(item, "fixturenames", ()))
         if any(item.get_closest_marker(m) for m in _SERVICE_MARKERS) or uses & _SERVICE_FIXTURES:
             item.add_marker(pytest.mark.services)
+
+
+# What makes a test render pages or serve static files: the pages name each static file by its
+# content hash, which only the collected manifest knows (config/settings.py, STORAGES).
+_PAGE_FIXTURES = {"client", "admin_client", "async_client", "live_server", "rf"} | _SERVICE_FIXTURES
+
+
+def _static_sources_digest() -> str:
+    """A digest of every file collectstatic would collect (name, size, modification time)."""
+    from django.contrib.staticfiles import finders
+
+    digest = hashlib.sha256()
+    found = []
+    for finder in finders.get_finders():
+        for path, storage in finder.list(["CVS", ".*", "*~"]):
+            found.append((getattr(storage, "prefix", None) or "", path, storage.path(path)))
+    for prefix, path, full in sorted(found):
+        stat = os.stat(full)
+        digest.update(f"{prefix}/{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def collected_static():
+    """The static files collected into this data folder's STATIC_ROOT, hashed and compressed as
+    deployed; collected again only when a source file changed since (the first run of a fresh
+    data folder takes about a minute)."""
+    from django.core.management import call_command
+
+    stamp = Path(settings.STATIC_ROOT) / ".sources-digest"
+    digest = _static_sources_digest()
+    manifest = Path(settings.STATIC_ROOT) / "staticfiles.json"
+    if not (manifest.exists() and stamp.exists() and stamp.read_text() == digest):
+        call_command("collectstatic", interactive=False, clear=True, verbosity=0)
+        stamp.write_text(digest)
+
+
+@pytest.fixture(autouse=True)
+def _static_for_pages(request):
+    if request.node.get_closest_marker("django_db") or set(request.fixturenames) & _PAGE_FIXTURES:
+        request.getfixturevalue("collected_static")
+
+
+@pytest.fixture(scope="session")
+def live_server(request, collected_static):
+    """pytest-django's live server, serving static files as deployed: WhiteNoise, from the
+    collected files (pytest-django's own handler serves the source folders, which hold no
+    hashed names)."""
+    from pytest_django.live_server_helper import LiveServer
+
+    addr = (
+        request.config.getvalue("liveserver")
+        or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS")
+        or "localhost"
+    )
+    server = LiveServer(addr, start=False)
+    server.thread.static_handler = _as_deployed
+    server.start()
+    yield server
+    server.stop()
+
+
+def _as_deployed(application):
+    return application
 
 
 def _worker_database_env() -> dict[str, str]:

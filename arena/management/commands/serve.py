@@ -9,6 +9,7 @@ import sys
 import time
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 STOP_GRACE_S = 10
@@ -33,6 +34,10 @@ class Command(BaseCommand):
         parser.add_argument("--queues", default=",".join(all_queues()))
 
     def handle(self, *args, addr: str, queues: str, **options):
+        if not settings.DEBUG:
+            # The pages name static files by their content's hash, which only the collected
+            # manifest knows; with DEBUG on they name the source files instead.
+            call_command("collectstatic", interactive=False, verbosity=0)
         manage = [sys.executable, "manage.py"]
         commands = {
             "web": [*manage, "runserver", addr, "--noreload"],
