@@ -4,7 +4,6 @@ The worker is started once per session against the test database (a SQLite file 
 PostgreSQL test database) and the same broker as the tests, embedded or Redis.
 """
 
-import hashlib
 import os
 import shutil
 import signal
@@ -47,34 +46,14 @@ def pytest_collection_modifyitems(config, items):
 _PAGE_FIXTURES = {"client", "admin_client", "async_client", "live_server", "rf"} | _SERVICE_FIXTURES
 
 
-def _static_sources_digest() -> str:
-    """A digest of every file collectstatic would collect (name, size, modification time)."""
-    from django.contrib.staticfiles import finders
-
-    digest = hashlib.sha256()
-    found = []
-    for finder in finders.get_finders():
-        for path, storage in finder.list(["CVS", ".*", "*~"]):
-            found.append((getattr(storage, "prefix", None) or "", path, storage.path(path)))
-    for prefix, path, full in sorted(found):
-        stat = os.stat(full)
-        digest.update(f"{prefix}/{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
 @pytest.fixture(scope="session")
 def collected_static():
     """The static files collected into this data folder's STATIC_ROOT, hashed and compressed as
     deployed; collected again only when a source file changed since (the first run of a fresh
     data folder takes about a minute)."""
-    from django.core.management import call_command
+    from config.static_files import static_files_collect
 
-    stamp = Path(settings.STATIC_ROOT) / ".sources-digest"
-    digest = _static_sources_digest()
-    manifest = Path(settings.STATIC_ROOT) / "staticfiles.json"
-    if not (manifest.exists() and stamp.exists() and stamp.read_text() == digest):
-        call_command("collectstatic", interactive=False, clear=True, verbosity=0)
-        stamp.write_text(digest)
+    static_files_collect()
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,9 @@ import sys
 import time
 
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import BaseCommand
+
+from config.static_files import static_files_collect
 
 STOP_GRACE_S = 10
 
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         if not settings.DEBUG:
             # The pages name static files by their content's hash, which only the collected
             # manifest knows; with DEBUG on they name the source files instead.
-            call_command("collectstatic", interactive=False, verbosity=0)
+            static_files_collect()
         manage = [sys.executable, "manage.py"]
         commands = {
             "web": [*manage, "runserver", addr, "--noreload"],
