@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena.models import Run
+from arena.run_verdicts import VERDICT_CODES, Verdict, verdict_of_grading, verdict_of_run
 from config.page_cache import public_page
 from evaluator.redaction import result_seen
 from leaderboard.scores import (
@@ -22,8 +23,9 @@ from leaderboard.scores import (
     AgentScore,
 )
 from leaderboard.selectors import (
+    DEFAULT_SORT,
     SORT_KEYS,
-    VERDICT_FILTERS,
+    VERDICT_ALIASES,
     RunFilters,
     ScoreFilters,
     agent_boards,
@@ -125,6 +127,10 @@ class ScoreOutputSerializer(serializers.Serializer):
         help_text="share of attempted runs correct on visible and on every unseen shape",
     )
     overfit_count = serializers.IntegerField()
+    ranked_runs = serializers.IntegerField(help_text="runs that count as correct")
+    unranked_runs = serializers.IntegerField(
+        help_text=f"failed and flagged runs, each counted as {FAILURE_SPEEDUP}x in the speedup"
+    )
     flagged = serializers.IntegerField()
     flagged_share = serializers.FloatField(help_text="flagged runs over attempted runs")
     flag_counts = serializers.DictField(
@@ -198,12 +204,16 @@ class LeaderboardApi(APIView):
     pagination_class = Pagination  # also tells the schema the response is paginated
 
     class InputSerializer(ScoreFilterInputSerializer):
-        sort = serializers.ChoiceField(choices=list(SORT_KEYS), default="fast_1")
+        sort = serializers.ChoiceField(choices=list(SORT_KEYS), default=DEFAULT_SORT)
         limit = serializers.IntegerField(min_value=1, max_value=500, required=False)
         offset = serializers.IntegerField(min_value=0, required=False)
 
     class OutputSerializer(serializers.Serializer):
-        rank = serializers.IntegerField()
+        rank = serializers.IntegerField(help_text="the row's position in the sort")
+        rank_best = serializers.IntegerField(
+            help_text="the best place its 95% interval of the sort key allows (LMArena's ranges)"
+        )
+        rank_worst = serializers.IntegerField(help_text="the worst such place")
         gpu = serializers.CharField(help_text="the board's GPU model")
         agent = AgentOutputSerializer()
         score = ScoreOutputSerializer()
@@ -222,7 +232,14 @@ class LeaderboardApi(APIView):
         def build() -> dict:
             rows = leaderboard_rows(filters=filters, sort=sort)
             ranked = [
-                {"rank": i, "gpu": row.gpu, "agent": row.agent, "score": row.score}
+                {
+                    "rank": i,
+                    "rank_best": row.rank_best,
+                    "rank_worst": row.rank_worst,
+                    "gpu": row.gpu,
+                    "agent": row.agent,
+                    "score": row.score,
+                }
                 for i, row in enumerate(rows, 1)
             ]
             return _paginated(self, request, ranked, self.OutputSerializer).data
@@ -400,7 +417,23 @@ class RunOutputSerializer(serializers.Serializer):
     duration_s = serializers.FloatField(allow_null=True)
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-    verdict = serializers.CharField(source="score_status", allow_null=True)
+    verdict = serializers.ChoiceField(
+        source="verdict.code",
+        choices=VERDICT_CODES,
+        help_text="the verdict of its latest grading, or of the run where it has none, in the "
+        "words of the pages (docs/leaderboard.md): ranked, flagged, failed, grader_error, "
+        "unranked_cpu, transcript_only, pending",
+    )
+    verdict_label = serializers.CharField(source="verdict.label", help_text="as pages show it")
+    verdict_flags = serializers.ListField(
+        source="verdict.flags", child=serializers.CharField(), help_text="flagged: the codes"
+    )
+    verdict_gate = serializers.CharField(
+        source="verdict.gate", help_text="failed: the first failing gate (compile, ...)"
+    )
+    grading_status = serializers.CharField(
+        source="score_status", allow_null=True, help_text="the latest grading's own status"
+    )
     ranked = serializers.BooleanField(source="score_ranked", allow_null=True)
     flagged = serializers.BooleanField(source="score_flagged", allow_null=True)
     speedup = serializers.FloatField(source="score_speedup", allow_null=True)
@@ -420,10 +453,13 @@ class RunListApi(APIView):
         category = serializers.ChoiceField(choices=CATEGORIES, required=False)
         suite = serializers.CharField(max_length=50, required=False)
         status = serializers.ChoiceField(
-            choices=[*RUN_STATUSES, *VERDICT_FILTERS],
+            choices=[*RUN_STATUSES, *VERDICT_ALIASES],
             required=False,
-            help_text="a run status, or a verdict: passed (ranked), failed, flagged, error, "
-            "unranked (graded on the CPU)",
+            help_text="a run status; passed, flagged, error and unranked are read as the "
+            "verdicts ranked, flagged, grader_error and unranked_cpu",
+        )
+        verdict = serializers.ChoiceField(
+            choices=VERDICT_CODES, required=False, help_text="runs with a grading of this verdict"
         )
         gpu = serializers.CharField(max_length=100, required=False)
         flag = serializers.CharField(max_length=60, required=False, help_text="a flag code")
@@ -447,6 +483,10 @@ class RunEvaluationOutputSerializer(serializers.Serializer):
 
     id = serializers.IntegerField(source="pk")
     status = serializers.CharField()
+    verdict = serializers.ChoiceField(source="verdict.code", choices=VERDICT_CODES)
+    verdict_label = serializers.CharField(source="verdict.label")
+    verdict_flags = serializers.ListField(source="verdict.flags", child=serializers.CharField())
+    verdict_gate = serializers.CharField(source="verdict.gate")
     ranked = serializers.BooleanField()
     reward = serializers.FloatField(allow_null=True)
     device = serializers.CharField()
@@ -459,6 +499,32 @@ class RunEvaluationOutputSerializer(serializers.Serializer):
         source="result_shown.per_shape", child=serializers.DictField(), default=list
     )
     finished_at = serializers.DateTimeField(allow_null=True)
+
+
+def _read_evaluation(evaluation, *, disclosed: bool) -> None:
+    """Set what a reader sees of a grading: its result as shown and its verdict."""
+    if not hasattr(evaluation, "result_shown"):
+        evaluation.result_shown = result_seen(evaluation.result, disclosed=disclosed)
+        evaluation.verdict = verdict_of_grading(
+            status=evaluation.status, device=evaluation.device, result=evaluation.result_shown
+        )
+
+
+def _run_verdict(run: Run) -> Verdict:
+    """The run's verdict as its page heads it: its latest finished grading's, else the run's
+    own (pending while a grading is under way)."""
+    evaluations = [s.evaluation for s in run.submissions.all()]
+    for evaluation in evaluations:
+        _read_evaluation(evaluation, disclosed=run.disclosed)
+    finished = [e for e in evaluations if e.is_finished]
+    latest = max(finished, key=lambda e: e.pk) if finished else None
+    return verdict_of_run(
+        run_status=run.status,
+        has_trajectory=run.trajectory_id is not None,
+        failure_reason=run.failure_reason,
+        grading=latest.verdict if latest else None,
+        grading_pending=len(finished) < len(evaluations),
+    )
 
 
 class ImportedRunOutputSerializer(serializers.Serializer):
@@ -483,8 +549,17 @@ class RunDetailApi(APIView):
         output_tokens = serializers.IntegerField()
         cost_usd = serializers.FloatField(allow_null=True)
         created_at = serializers.DateTimeField()
+        verdict = serializers.SerializerMethodField()
         evaluations = serializers.SerializerMethodField()
         imported = serializers.SerializerMethodField()
+
+        @extend_schema_field(
+            serializers.ChoiceField(
+                choices=VERDICT_CODES, help_text="its latest grading's verdict, or the run's"
+            )
+        )
+        def get_verdict(self, run: Run) -> str:
+            return _run_verdict(run).code
 
         @extend_schema_field(ImportedRunOutputSerializer(allow_null=True))
         def get_imported(self, run: Run) -> dict | None:
@@ -496,7 +571,7 @@ class RunDetailApi(APIView):
         def get_evaluations(self, run: Run) -> list[dict]:
             evaluations = [s.evaluation for s in run.submissions.all()]
             for evaluation in evaluations:
-                evaluation.result_shown = result_seen(evaluation.result, disclosed=run.disclosed)
+                _read_evaluation(evaluation, disclosed=run.disclosed)
             return RunEvaluationOutputSerializer(evaluations, many=True).data
 
     @extend_schema(responses=OutputSerializer)

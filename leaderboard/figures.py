@@ -7,9 +7,11 @@ request.
 
 Every figure takes the width it is given (autosize, no fixed width) and reads on a 390 px
 phone: small margins that the axes widen as far as their labels need (automargin), legends in
-a row under the plot, count axes from 0. An agent keeps one colour and marker in a figure,
-given by its slug's place among the figure's agents. A figure with "run_links": true carries
-run ids as its points' customdata: figures.js opens the run's page when one is clicked.
+a row under the plot, count axes from 0. An agent keeps one colour, marker, dash and pattern on
+every figure of every page: `agent_styles` derives them from its id, and the pages pass them to
+each figure (without them, a figure styles its agents by their order, for tests). A figure with
+"run_links": true carries run ids as its points' customdata: figures.js opens the run's page
+when one is clicked.
 
 Agent and task names are escaped: plotly reads a few HTML tags in any text it draws.
 """
@@ -17,6 +19,7 @@ Agent and task names are escaped: plotly reads a few HTML tags in any text it dr
 import html
 import math
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 from leaderboard.scores import AgentScore
@@ -37,7 +40,12 @@ _COLORS = (
     "#bcbd22",
     "#17becf",
 )
+PALETTE_SIZE = len(_COLORS)
 _SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross")
+# Past ten agents, lines and bars of one colour are told apart by these, as markers by symbol.
+_DASHES = ("solid", "dot", "dash", "longdash", "dashdot")
+_PATTERNS = ("", "/", "x", "-", ".")
+Styles = Mapping[str, dict[str, Any]]
 _GREY = "#7a7f87"
 _TIMES = "\N{MULTIPLICATION SIGN}"  # after a speedup, as in "2x" typeset
 _SPEEDUP_TITLE = "speedup over PyTorch eager"  # the ticks (1/4x, 1x, 4x) show the log
@@ -112,15 +120,38 @@ def _wrapped_lines(name: str, width: int = _WRAP_CHARS) -> list[str]:
     return [*lines, line]
 
 
-def _agent_styles(agents: list[str]) -> dict[str, dict[str, Any]]:
-    ordered = sorted(set(agents))
+def agent_styles(agent_ids: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """Each agent's style (colour, marker symbol, dash, bar pattern), by slug, from its id: the
+    same agent looks the same on every figure and page, and agents made one after the other
+    differ in colour."""
+    return {slug: _style(agent_style_index(pk)) for slug, pk in agent_ids.items()}
+
+
+def agent_style_index(agent_id: int) -> int:
+    """The agent's place in the styles: its colour is _COLORS[index % 10], which the pages'
+    swatches (the agent-color-<n> classes of arena.css) repeat."""
+    return max(agent_id - 1, 0)
+
+
+def _style(index: int) -> dict[str, Any]:
+    variant = (index // len(_COLORS)) % len(_SYMBOLS)
     return {
-        agent: {
-            "color": _COLORS[i % len(_COLORS)],
-            "symbol": _SYMBOLS[(i // len(_COLORS)) % len(_SYMBOLS)],
-        }
-        for i, agent in enumerate(ordered)
+        "color": _COLORS[index % len(_COLORS)],
+        "symbol": _SYMBOLS[variant],
+        "dash": _DASHES[variant],
+        "pattern": _PATTERNS[variant],
     }
+
+
+def _agent_styles(agents: list[str], styles: Styles | None = None) -> Styles:
+    """`styles` where the page gave them, else by the agents' order (tests, lone figures)."""
+    if styles is not None and all(agent in styles for agent in agents):
+        return styles
+    return {agent: _style(i) for i, agent in enumerate(sorted(set(agents)))}
+
+
+def _marker(style: Mapping[str, Any]) -> dict[str, Any]:
+    return {"color": style["color"], "symbol": style["symbol"]}
 
 
 def _log_axis(
@@ -165,7 +196,9 @@ def _jitter(task: str) -> float:
     return (zlib.crc32(task.encode()) % 1001 / 1000 - 0.5) * 0.5
 
 
-def task_speedup_strip(points: list[dict[str, Any]]) -> Figure | None:
+def task_speedup_strip(
+    points: list[dict[str, Any]], *, styles: Styles | None = None
+) -> Figure | None:
     """Each agent's best speedup on every task, from `figure_data.task_speedup_points`: one row
     per agent, highest geometric mean on top, one dot per task (named on hover, a click opens
     the run), on a log axis with 1x (PyTorch eager) marked and each row's geometric mean."""
@@ -177,7 +210,7 @@ def task_speedup_strip(points: list[dict[str, Any]]) -> Figure | None:
     means = {agent: _geomean([p["speedup"] for p in rows]) for agent, rows in by_agent.items()}
     top_down = sorted(by_agent, key=lambda agent: (-means[agent], agent))
     row_of = {agent: len(top_down) - 1 - i for i, agent in enumerate(top_down)}
-    styles = _agent_styles(top_down)
+    styles = _agent_styles(top_down, styles)
     data: list[dict[str, Any]] = [
         _reference_line(
             x=[1.0, 1.0], y=[-0.5, len(top_down) - 0.5], name=f"1{_TIMES} = PyTorch eager"
@@ -206,7 +239,7 @@ def task_speedup_strip(points: list[dict[str, Any]]) -> Figure | None:
                 "text": [_plain(p["task"]) for p in rows],
                 "customdata": [p["run_id"] for p in rows],
                 "marker": {
-                    **styles[agent],
+                    **_marker(styles[agent]),
                     "size": 8,
                     "opacity": 0.75,
                     "line": {"width": 0.5, "color": "#fff"},
@@ -241,13 +274,15 @@ def task_speedup_strip(points: list[dict[str, Any]]) -> Figure | None:
     }
 
 
-def speedup_distribution(bins: list[dict[str, Any]]) -> Figure | None:
+def speedup_distribution(
+    bins: list[dict[str, Any]], *, styles: Styles | None = None
+) -> Figure | None:
     """A histogram of ranked runs' speedups, stacked by agent (bins from
     `selectors.speedup_histogram`, SPEEDUP_BIN_LOG2 wide in log2). Drawn on a linear axis of
     log2(speedup) labelled as speedups: every bar keeps its true width, the counts start at 0."""
     if not bins:
         return None
-    styles = _agent_styles([b["agent"] for b in bins])
+    styles = _agent_styles([b["agent"] for b in bins], styles)
     data = [
         {
             "type": "bar",
@@ -256,7 +291,17 @@ def speedup_distribution(bins: list[dict[str, Any]]) -> Figure | None:
             "y": [b["n"] for b in rows],
             "width": SPEEDUP_BIN_LOG2,
             "customdata": [_bin_label(b["log2_low"]) for b in rows],
-            "marker": {"color": styles[agent]["color"], "line": {"width": 0.5, "color": "#fff"}},
+            "marker": {
+                "color": styles[agent]["color"],
+                # Stripes over the agent's colour: "replace", plotly's default, drops the colour.
+                "pattern": {
+                    "shape": styles[agent]["pattern"],
+                    "fillmode": "overlay",
+                    "fgcolor": "#fff",
+                    "fgopacity": 0.7,
+                },
+                "line": {"width": 0.5, "color": "#fff"},
+            },
             "hovertemplate": "%{customdata}: %{y} runs<extra>%{fullData.name}</extra>",
         }
         for agent, rows in _by_agent(bins).items()
@@ -304,7 +349,12 @@ def _bin_label(log2_low: float) -> str:
     return f"{2**log2_low:.3g} to {2 ** (log2_low + SPEEDUP_BIN_LOG2):.3g}{_TIMES}"
 
 
-def fast_p_curve(scores: list[tuple[str, AgentScore]], bins: list[dict[str, Any]]) -> Figure | None:
+def fast_p_curve(
+    scores: list[tuple[str, AgentScore]],
+    bins: list[dict[str, Any]],
+    *,
+    styles: Styles | None = None,
+) -> Figure | None:
     """fast_p over p: p = 0 exactly, then p at every bin edge from the histogram (speedup >= p),
     up to the fastest bin. The x axis runs from 0 to just past the fastest run (2x at least)."""
     if not scores:
@@ -313,7 +363,7 @@ def fast_p_curve(scores: list[tuple[str, AgentScore]], bins: list[dict[str, Any]
     first, last = min([-8, *lows]), max([0, *lows]) + 1
     edges = [2 ** (k * SPEEDUP_BIN_LOG2) for k in range(first, last + 1)]
     x_max = max(2.0, edges[-1] * 1.1)
-    styles = _agent_styles([agent for agent, _ in scores])
+    styles = _agent_styles([agent for agent, _ in scores], styles)
     data = []
     for agent, score in scores:
         own = [b for b in bins if b["agent"] == agent]
@@ -326,7 +376,12 @@ def fast_p_curve(scores: list[tuple[str, AgentScore]], bins: list[dict[str, Any]
             {
                 "type": "scatter",
                 "mode": "lines",
-                "line": {"shape": "hv", "width": 2, "color": styles[agent]["color"]},
+                "line": {
+                    "shape": "hv",
+                    "width": 2,
+                    "color": styles[agent]["color"],
+                    "dash": styles[agent]["dash"],
+                },
                 "name": _plain(agent),
                 "x": [0.0, *edges, x_max],
                 "y": [*ys, ys[-1]],
@@ -346,41 +401,52 @@ def fast_p_curve(scores: list[tuple[str, AgentScore]], bins: list[dict[str, Any]
     }
 
 
-def seen_vs_unseen(scores: list[tuple[str, AgentScore]]) -> Figure | None:
-    """Per agent, the share of attempted runs correct on the visible shapes against the share
-    correct on those and on every unseen shape too (`generalization_pass_rate`). Horizontal
-    bars: agent names are read on the y axis, whole or wrapped, never tilted or cut."""
+def seen_vs_unseen(
+    scores: list[tuple[str, AgentScore]], *, styles: Styles | None = None
+) -> Figure | None:
+    """Per agent, on its own row in its own colour: an open marker at the share of attempted
+    runs correct on the visible shapes, a filled one at the share correct on those and on every
+    unseen shape too (`generalization_pass_rate`), joined by a line: its length is what unseen
+    shapes took away. The two kinds of marker are named in the legend, in grey, so no colour
+    stands for anything but an agent. Names read on the y axis, whole or wrapped."""
     rows = [(a, s) for a, s in scores if s.runs]
     if not rows:
         return None
     agents = [_plain(a) for a, _ in rows]
-    series = (
-        ("correct on seen shapes", [s.correctness_rate for _, s in rows], _COLORS[0]),
-        (
-            "correct on seen and unseen shapes",
-            [s.generalization_pass_rate for _, s in rows],
-            _COLORS[1],
-        ),
-    )
-    data = [
-        {
-            "type": "bar",
-            "orientation": "h",
-            "name": name,
-            "x": values,
-            "y": agents,
-            "marker": {"color": color},
-            "hovertemplate": "%{x:.0%}<extra>%{fullData.name}</extra>",
-        }
-        for name, values, color in series
+    styles = _agent_styles([a for a, _ in rows], styles)
+    data: list[dict[str, Any]] = [
+        _legend_marker("circle-open", "correct on seen shapes"),
+        _legend_marker("circle", "correct on seen and unseen shapes"),
     ]
+    for (agent, score), label in zip(rows, agents, strict=True):
+        general = score.generalization_pass_rate or 0.0
+        color = styles[agent]["color"]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": label,
+                "showlegend": False,
+                "x": [score.correctness_rate, general],
+                "y": [label, label],
+                "customdata": ["seen shapes", "seen and unseen shapes"],
+                "line": {"color": color, "width": 3},
+                "marker": {
+                    "symbol": ["circle-open", "circle"],
+                    "size": 12,
+                    "color": color,
+                    "line": {"width": 2, "color": color},
+                },
+                "cliponaxis": False,  # 0% and 100% are drawn whole on the axis
+                "hovertemplate": "%{customdata}: %{x:.0%}<extra>%{fullData.name}</extra>",
+            }
+        )
     return {
         "data": data,
         "layout": _layout(
             "Seen versus unseen correctness",
-            plot_px=110 + 44 * len(rows),
+            plot_px=110 + 40 * len(rows),
             legend_entries=2,
-            barmode="group",
             xaxis=_share_axis("share of attempted runs"),
             yaxis=_axis(
                 "",
@@ -394,6 +460,19 @@ def seen_vs_unseen(scores: list[tuple[str, AgentScore]]) -> Figure | None:
     }
 
 
+def _legend_marker(symbol: str, name: str) -> dict[str, Any]:
+    """A legend entry for a kind of marker, drawing nothing on the plot."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": [None],
+        "y": [None],
+        "marker": {"symbol": symbol, "size": 11, "color": _GREY, "line": {"width": 2}},
+        "hoverinfo": "skip",
+    }
+
+
 def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """The points no other point beats on both: cheaper-or-equal and scoring higher-or-equal."""
     front: list[tuple[float, float]] = []
@@ -403,7 +482,9 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return front
 
 
-def cost_vs_score(scores: list[tuple[str, AgentScore]]) -> Figure | None:
+def cost_vs_score(
+    scores: list[tuple[str, AgentScore]], *, styles: Styles | None = None
+) -> Figure | None:
     """Mean cost per run on a log axis against fast_1, one trace per agent (named in the legend
     and on hover, no text on the plot, so nothing overlaps), with the agents' Pareto front.
 
@@ -415,7 +496,7 @@ def cost_vs_score(scores: list[tuple[str, AgentScore]]) -> Figure | None:
     if not priced:
         return None
     front = pareto_front([(cost, fast_1) for _, cost, fast_1 in priced])
-    styles = _agent_styles([a for a, _, _ in priced])
+    styles = _agent_styles([a for a, _, _ in priced], styles)
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -438,7 +519,7 @@ def cost_vs_score(scores: list[tuple[str, AgentScore]]) -> Figure | None:
             "name": _plain(agent),
             "x": [cost],
             "y": [fast_1],
-            "marker": {**styles[agent], "size": 12, "line": {"width": 1, "color": "#fff"}},
+            "marker": {**_marker(styles[agent]), "size": 12, "line": {"width": 1, "color": "#fff"}},
             "cliponaxis": False,  # an agent at 0% or 100% is drawn whole on the axis
             "hovertemplate": "$%{x:.3g} per run, fast_1 %{y:.0%}<extra>%{fullData.name}</extra>",
         }
@@ -465,16 +546,19 @@ def roofline_scatter(
     baselines: list[dict[str, Any]],
     peak: float | None,
     peak_label: str,
+    styles: Styles | None = None,
 ) -> Figure | None:
     """Achieved TFLOP/s (compute-bound) or GB/s (memory-bound) per shape for every timed run,
-    with the GPU's peak and the eager and SOTA baselines as lines. A click opens the run.
+    in its agent's style, with the GPU's peak and the eager and SOTA baselines as lines in
+    greys and red that no agent has. A click opens the run.
 
-    runs: {"label", "run_id", "values": [achieved or None per shape]}; baselines:
-    {"name", "values": [...]} with the same shape order.
+    runs: {"label", "run_id", "agent" (slug), "values": [achieved or None per shape]};
+    baselines: {"name", "values": [...]} with the same shape order.
     """
     if not any(v is not None for r in runs for v in r["values"]):
         return None
     unit = "TFLOP/s" if regime == "compute" else "GB/s"
+    styles = _agent_styles([r.get("agent", r["label"]) for r in runs], styles)
     data = [
         {
             "type": "scatter",
@@ -483,6 +567,7 @@ def roofline_scatter(
             "x": shape_labels,
             "y": r["values"],
             "customdata": [r["run_id"]] * len(shape_labels),
+            "marker": {**_marker(styles[r.get("agent", r["label"])]), "size": 9},
             "hovertemplate": "%{x}: %{y:.3g} " + unit + "<extra>run %{customdata}</extra>",
         }
         for r in runs
@@ -494,10 +579,10 @@ def roofline_scatter(
             "name": _plain(b["name"]),
             "x": shape_labels,
             "y": b["values"],
-            "line": {"dash": "dash"},
+            "line": {"dash": "dash" if i == 0 else "dot", "color": "#3b4250"},
             "connectgaps": True,
         }
-        for b in baselines
+        for i, b in enumerate(baselines)
         if any(v is not None for v in b["values"])
     ]
     if peak:
@@ -547,4 +632,51 @@ def _vline(x: float) -> dict[str, Any]:
         "y1": 1,
         "yref": "paper",
         "line": {"color": _GREY, "dash": "dot"},
+    }
+
+
+def head_to_head_scatter(
+    duels: list[Any], *, a: str, b: str, styles: Styles | None = None
+) -> Figure | None:
+    """Per task both agents have a ranked run on (head_to_head.TaskDuel): A's best speedup
+    across, B's up, on log axes, with the diagonal where they are equal; a task is drawn in its
+    winner's colour (grey for a tie), so the side of the diagonal and the colour agree."""
+    both = [d for d in duels if d.ratio is not None]
+    if not both:
+        return None
+    styles = _agent_styles([a, b], styles)
+    colors = {"a": styles[a]["color"], "b": styles[b]["color"], "tie": _GREY}
+    values = [d.a.best for d in both] + [d.b.best for d in both]
+    axis = _log_axis("", values, suffix=_TIMES, with_one=True)
+    low, high = 10 ** axis["range"][0], 10 ** axis["range"][1]
+    data: list[dict[str, Any]] = [
+        _reference_line(x=[low, high], y=[low, high], name="equal speedups"),
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "a task (colour: its winner)",
+            "x": [d.a.best for d in both],
+            "y": [d.b.best for d in both],
+            "text": [_plain(d.task) for d in both],
+            "marker": {
+                "size": 11,
+                "color": [colors[d.outcome] for d in both],
+                "line": {"width": 1, "color": "#fff"},
+            },
+            "hovertemplate": (
+                f"<b>%{{text}}</b><br>{_plain(a)} %{{x:.2f}}{_TIMES}, "
+                f"{_plain(b)} %{{y:.2f}}{_TIMES}<extra></extra>"
+            ),
+        },
+    ]
+    title = f"best speedup of {_plain(a)}"
+    return {
+        "data": data,
+        "layout": _layout(
+            "Best speedup per task, one against the other",
+            plot_px=380,
+            legend_entries=2,
+            xaxis={**axis, "title": {"text": title}},
+            yaxis={**axis, "title": {"text": f"best speedup of {_plain(b)}"}},
+        ),
     }

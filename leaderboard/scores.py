@@ -85,6 +85,12 @@ class AgentScore:
     # 95% bootstrap intervals over tasks and their repeats: "fast_0", "fast_1", ..., "speedup".
     intervals: dict[str, Interval] = field(default_factory=dict)
     flag_counts: dict[str, int] = field(default_factory=dict)  # runs per flag code
+    ranked_runs: int = 0  # the runs that count as correct; the others failed or were flagged
+
+    @property
+    def unranked_runs(self) -> int:
+        """Failed and flagged runs: shown as a count, never as the speedup floor they score."""
+        return self.runs - self.ranked_runs
 
     @property
     def preliminary(self) -> bool:
@@ -157,6 +163,7 @@ def agent_score(agent: str, records: Sequence[RunRecord]) -> AgentScore:
         per_task_speedups=speedups,
         intervals=score_intervals([(r.task, r.ranked and r.correct, r.speedup) for r in records]),
         flag_counts=flag_counts,
+        ranked_runs=len(ranked_correct),
     )
 
 
@@ -171,6 +178,21 @@ def speedup_geomean_all(records: Sequence[RunRecord]) -> float | None:
 
 
 # --- uncertainty ------------------------------------------------------------------------------
+
+
+def rank_ranges(bounds: Sequence[Interval]) -> list[tuple[int, int]]:
+    """Places (best, worst) of rows already sorted best first, from each row's interval of the
+    sort key (higher is better), as LMArena shows them: a row can be no better than one plus the
+    rows whose interval lies wholly above its own, and no worse than the rows less those whose
+    interval lies wholly below. A row's own place always falls in its range; equal point values
+    share a range."""
+    n = len(bounds)
+    ranges = []
+    for place, (low, high) in enumerate(bounds, 1):
+        above = sum(1 for other_low, _ in bounds if other_low > high)
+        below = sum(1 for _, other_high in bounds if other_high < low)
+        ranges.append((min(1 + above, place), max(n - below, place)))
+    return ranges
 
 
 def bootstrap_interval(

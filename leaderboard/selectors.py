@@ -25,10 +25,14 @@ from django.db.models import (
 )
 from django.db.models.functions import Floor, Greatest, Ln, RowNumber
 
+from arena import run_verdicts
 from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
+from arena.run_verdicts import VERDICT_CODES, verdict_of_run, verdict_of_score
 from arena.selectors import Reader, runs_public, runs_visible_to
 from evaluator.engine.roofline import compute_dtype_key, peaks_for
 from evaluator.models import Evaluation, EvaluationShape
+from leaderboard.figure_data import task_speedup_points
+from leaderboard.head_to_head import Side, TaskDuel
 from leaderboard.scores import (
     EXACT_REPEATS,
     FAILURE_SPEEDUP,
@@ -37,6 +41,7 @@ from leaderboard.scores import (
     TaskStats,
     fast_key,
     mean_and_spread,
+    rank_ranges,
     score_intervals,
 )
 from tasks.models import Task
@@ -64,8 +69,14 @@ SORT_KEYS = {
     "cost": lambda s: -(s.cost_per_run_usd if s.cost_per_run_usd is not None else math.inf),
     "tokens": lambda s: -s.tokens_per_run,
 }
-DEFAULT_SORT = "fast_1"
-TIE_BREAKERS = ("fast_1", "correct", "speedup")
+# The geometric-mean speedup over every attempted run orders any board: a ranked run beats a
+# failure, a faster run a slower one. fast_1 is 0 for every agent until one beats eager, and
+# a board sorted by it is then ordered by its tie-breakers alone.
+DEFAULT_SORT = "speedup"
+TIE_BREAKERS = ("speedup", "correct", "fast_1")
+# The sort keys whose 95% interval gives rank ranges (AgentScore.intervals' names); the others
+# are exact counts and means, where only equal values share a range.
+SORT_INTERVALS = {"speedup": "speedup", **{fast_key(p): fast_key(p) for p in FAST_P_THRESHOLDS}}
 
 
 @dataclass(frozen=True)
@@ -191,6 +202,7 @@ def _score_from_row(agent: str, row: dict[str, Any], repeats: list[dict[str, Any
         fast_1_repeats=mean_and_spread([r["fast_1"] / r["n_runs"] for r in repeats]),
         speedup_geomean_all_repeats=mean_and_spread([_speedup_all(r) for r in repeats]),
         repeats=len(repeats),
+        ranked_runs=row["n_correct"],
     )
 
 
@@ -224,23 +236,46 @@ class RankingRow:
     agent: Agent
     score: AgentScore
     gpu: str = ""
-    best_run_id: int | None = None  # the run a row's transcript and solution links open
+    best_run_id: int | None = None  # its best ranked run: the transcript and solution links
     best_run_has_transcript: bool = False
+    # Its possible places (rank_ranges): (2, 2) is second for sure, (1, 3) any of the first 3.
+    rank_best: int = 0
+    rank_worst: int = 0
+
+    @property
+    def rank_label(self) -> str:
+        if self.rank_best == self.rank_worst:
+            return str(self.rank_best)
+        return f"{self.rank_best}\N{EN DASH}{self.rank_worst}"
 
 
 def leaderboard_rows(*, filters: ScoreFilters, sort: str = DEFAULT_SORT) -> list[RankingRow]:
     """The ranking of one board (board_filters): one row per agent, sorted by `sort`, best
-    first. Ties go to TIE_BREAKERS (fast_1, the correctness rate, the geometric-mean speedup),
-    then to the name: every one of them is a column of the board."""
+    first, each with its range of places. Ties go to TIE_BREAKERS (the geometric-mean speedup,
+    the correctness rate, fast_1), then to the name: every one of them is a column."""
     rows = leaderboard_cached(f"rows:{filters.key()}", lambda: _ranking(board_filters(filters)))
-    key = SORT_KEYS.get(sort, SORT_KEYS[DEFAULT_SORT])
+    sort = sort if sort in SORT_KEYS else DEFAULT_SORT
+    key = SORT_KEYS[sort]
 
     def order(row: RankingRow) -> tuple:
         score = row.score
         ties = tuple(-SORT_KEYS[name](score) for name in TIE_BREAKERS)
         return (-key(score), *ties, row.agent.name.lower(), row.agent.slug)
 
-    return sorted(rows, key=order)
+    ordered = [replace(row) for row in sorted(rows, key=order)]  # the cached rows stay unranked
+    bounds = [_sort_bounds(row.score, sort) for row in ordered]
+    for row, (best, worst) in zip(ordered, rank_ranges(bounds), strict=True):
+        row.rank_best, row.rank_worst = best, worst
+    return ordered
+
+
+def _sort_bounds(score: AgentScore, sort: str) -> tuple[float, float]:
+    """The row's 95% interval of the sort key where it has one, else the key's value alone."""
+    interval = score.intervals.get(SORT_INTERVALS.get(sort, ""))
+    if interval is not None:
+        return interval
+    value = SORT_KEYS[sort](score)
+    return value, value
 
 
 def _ranking(filters: ScoreFilters) -> list[RankingRow]:
@@ -257,7 +292,7 @@ def _ranking(filters: ScoreFilters) -> list[RankingRow]:
         counts = by_agent[row["agent_id"]].flag_counts
         for code in filter(None, row["flag_codes"].split(",")):
             counts[code] = counts.get(code, 0) + row["n"]
-    best = _best_run_per(graded, ["agent_id"])
+    best = _best_run_per(graded.filter(ranked=True), ["agent_id"])
     with_transcript = _with_transcript(best.values())
     agents = Agent.objects.in_bulk(list(by_agent))
     return [
@@ -371,7 +406,7 @@ def leaderboard_filter_options() -> dict[str, Any]:
 
 
 def agent_score_list(*, category: str = "") -> list[AgentScore]:
-    """One score per agent (named by slug) on the default board, best fast_1 first."""
+    """One score per agent (named by slug) on the default board, in the default order."""
     rows = leaderboard_rows(filters=ScoreFilters(category=category))
     return [_named(r.score, r.agent.slug) for r in rows]
 
@@ -409,19 +444,59 @@ def speedup_histogram(*, filters: ScoreFilters) -> list[dict[str, Any]]:
 # --- per agent and per task -------------------------------------------------------------------
 
 
+def head_to_head_duels(*, a: Agent, b: Agent, filters: ScoreFilters) -> list[TaskDuel]:
+    """Per task either agent attempted on the board (board_filters), each one's runs there: how
+    many, how many ranked, the best and slowest ranked speedups and the best run; by task."""
+
+    def build() -> list[TaskDuel]:
+        scores = _graded(board_scores(filters)).filter(agent_id__in=[a.pk, b.pk])
+        rows = (
+            scores.values("agent_id", "task__slug")
+            .annotate(
+                n=Count("id"),
+                n_ranked=Count("id", filter=_TIMED),
+                best=Max("speedup", filter=_TIMED),
+                slowest=Min("speedup", filter=_TIMED),
+            )
+            .order_by()
+        )
+        best_runs = {
+            (p["agent"], p["task"]): p["run_id"] for p in task_speedup_points(scores=scores)
+        }
+        slugs = {a.pk: a.slug, b.pk: b.slug}
+        sides: dict[str, dict[int, Side]] = {}
+        for r in rows:
+            sides.setdefault(r["task__slug"], {})[r["agent_id"]] = Side(
+                runs=r["n"],
+                ranked=r["n_ranked"],
+                best=r["best"],
+                slowest=r["slowest"],
+                best_run_id=best_runs.get((slugs[r["agent_id"]], r["task__slug"])),
+            )
+        return [
+            TaskDuel(task=task, a=by_agent.get(a.pk), b=by_agent.get(b.pk))
+            for task, by_agent in sorted(sides.items())
+        ]
+
+    return leaderboard_cached(f"duels:{filters.key()}:{a.pk}:{b.pk}", build)
+
+
 def agent_get(*, slug: str) -> Agent | None:
     return Agent.objects.filter(slug=slug).first()
 
 
 def agent_boards(*, agent: Agent) -> list[dict[str, Any]]:
-    """The agent's row on every GPU board it has gradings on, with its place there: most graded
-    board first."""
+    """The agent's row on every GPU board it has gradings on, with its place there and the
+    other agents of the board (to compare it with): most graded board first."""
     boards = []
     for gpu in board_gpus():
         rows = leaderboard_rows(filters=ScoreFilters(gpu=gpu))
+        rivals = [r.agent for r in rows if r.agent.pk != agent.pk]
         for place, row in enumerate(rows, 1):
             if row.agent.pk == agent.pk:
-                boards.append({"gpu": gpu, "row": row, "place": place, "of": len(rows)})
+                boards.append(
+                    {"gpu": gpu, "row": row, "place": place, "of": len(rows), "rivals": rivals}
+                )
     return sorted(boards, key=lambda b: -b["row"].score.runs)
 
 
@@ -496,7 +571,8 @@ class RunFilters:
     task: str = ""
     category: str = ""
     suite: str = ""
-    status: str = ""  # the run's status, or "passed" / "failed" / "flagged" / "error" verdicts
+    status: str = ""  # the run's status (a verdict's older name is read as that verdict)
+    verdict: str = ""  # one of arena.run_verdicts.VERDICT_CODES
     gpu: str = ""
     flag: str = ""  # a flag code
     transcript: str = ""  # "yes" or "no"
@@ -505,13 +581,33 @@ class RunFilters:
         return {k: v for k, v in self.__dict__.items() if v}
 
 
+_ERROR = Evaluation.Status.ERROR
+# Score rows of each verdict, as arena.run_verdicts decides it (flagged before failed, a grader
+# error before both); a run is listed under a verdict when a grading of it has that verdict.
 VERDICT_FILTERS = {
-    "passed": Q(ranked=True),
-    "failed": Q(status=Evaluation.Status.FAILED, flagged=False),
-    "flagged": Q(flagged=True),
-    "error": Q(status=Evaluation.Status.ERROR),
-    "unranked": Q(gpu=CPU),
+    run_verdicts.RANKED: Q(ranked=True),
+    run_verdicts.FLAGGED: Q(flagged=True) & ~Q(status=_ERROR),
+    run_verdicts.FAILED: Q(
+        status__in=[Evaluation.Status.FAILED, Evaluation.Status.TIMEOUT], flagged=False
+    ),
+    run_verdicts.GRADER_ERROR: Q(status=_ERROR),
+    run_verdicts.UNRANKED_CPU: Q(gpu=CPU, status=Evaluation.Status.PASSED, flagged=False),
 }
+# The run list's `status` values that named verdicts before `verdict` did, read as those: links
+# made then still open the same runs. ("failed" is a run's status again.)
+VERDICT_ALIASES = {
+    "passed": run_verdicts.RANKED,
+    "flagged": run_verdicts.FLAGGED,
+    "error": run_verdicts.GRADER_ERROR,
+    "unranked": run_verdicts.UNRANKED_CPU,
+}
+_ACTIVE_RUNS = [
+    Run.Status.QUEUED,
+    Run.Status.PREPARING,
+    Run.Status.AGENT_RUNNING,
+    Run.Status.COLLECTING,
+    Run.Status.EVALUATING,
+]
 
 
 def run_list_public(filters: RunFilters | None = None, **fields: str) -> QuerySet[Run]:
@@ -526,12 +622,8 @@ def run_list_public(filters: RunFilters | None = None, **fields: str) -> QuerySe
         runs = runs.filter(task__category=f.category)
     if f.suite:
         runs = runs.filter(task__suite=f.suite)
-    if f.status in VERDICT_FILTERS:
-        # A semi-join: a JOIN with DISTINCT would sort every public run before paging.
-        runs = runs.filter(
-            pk__in=RunScore.objects.filter(VERDICT_FILTERS[f.status]).values("run_id")
-        )
-    elif f.status:
+    runs = _runs_of_verdict(runs, f.verdict or VERDICT_ALIASES.get(f.status, ""))
+    if f.status and f.status not in VERDICT_ALIASES:
         runs = runs.filter(status=f.status)
     if f.gpu:
         runs = runs.filter(pk__in=RunScore.objects.filter(gpu=f.gpu).values("run_id"))
@@ -544,7 +636,20 @@ def run_list_public(filters: RunFilters | None = None, **fields: str) -> QuerySe
     return runs.order_by("-pk")
 
 
-def run_filter_options() -> dict[str, list[str]]:
+def _runs_of_verdict(runs: QuerySet[Run], verdict: str) -> QuerySet[Run]:
+    if verdict in VERDICT_FILTERS:
+        # A semi-join: a JOIN with DISTINCT would sort every public run before paging.
+        scores = RunScore.objects.filter(VERDICT_FILTERS[verdict])
+        return runs.filter(pk__in=scores.values("run_id"))
+    if verdict == run_verdicts.TRANSCRIPT_ONLY:
+        with_log = runs.filter(trajectory__isnull=False, submissions__isnull=True)
+        return with_log.exclude(status__in=_ACTIVE_RUNS)
+    if verdict == run_verdicts.PENDING:
+        return runs.filter(status__in=_ACTIVE_RUNS)
+    return runs
+
+
+def run_filter_options() -> dict[str, Any]:
     """Choices of the run list's filters, from what the public runs hold."""
 
     def build():
@@ -553,7 +658,8 @@ def run_filter_options() -> dict[str, list[str]]:
             "agents": list(Agent.objects.order_by("slug").values_list("slug", flat=True)),
             "suites": sorted(Task.objects.values_list("suite", flat=True).distinct().order_by()),
             "gpus": sorted(scores.values_list("gpu", flat=True).distinct().order_by()),
-            "statuses": [*Run.Status.values, *VERDICT_FILTERS],
+            "statuses": list(Run.Status.values),
+            "verdicts": [(code, run_verdicts.KINDS[code].label) for code in VERDICT_CODES],
         }
 
     return leaderboard_cached("run-options", build)
@@ -605,19 +711,28 @@ def agent_list_public() -> list[dict[str, Any]]:
 
 
 SCORE_ATTRIBUTES = ("status", "ranked", "flagged", "speedup", "roofline_fraction", "gpu", "reward")
+# What a verdict is read from, beside those.
+_VERDICT_ATTRIBUTES = ("flag_codes", "compiled", "correct", "unseen_correct", "unseen_total")
 
 
 def runs_attach_scores(runs: list[Run]) -> list[Run]:
-    """Set `score_<field>` on each run from its latest score row (None while ungraded), in one
-    query for the whole page."""
+    """Set `score_<field>` on each run from its latest score row (None while ungraded) and
+    `verdict` (arena.run_verdicts), in one query for the whole page."""
     latest: dict[int, dict[str, Any]] = {}
     rows = RunScore.objects.filter(run__in=[r.pk for r in runs]).order_by("pk")
-    for row in rows.values("run_id", *SCORE_ATTRIBUTES):
+    for row in rows.values("run_id", *SCORE_ATTRIBUTES, *_VERDICT_ATTRIBUTES):
         latest[row["run_id"]] = row
     for run in runs:
         row = latest.get(run.pk, {})
         for field in SCORE_ATTRIBUTES:
             setattr(run, f"score_{field}", row.get(field))
+        run.verdict = verdict_of_run(
+            run_status=run.status,
+            has_trajectory=run.trajectory_id is not None,
+            failure_reason=run.failure_reason,
+            # A run stays "evaluating" until its grading is in: that says pending.
+            grading=verdict_of_score(row) if row else None,
+        )
     return runs
 
 
@@ -677,7 +792,8 @@ def task_runs(*, task: Task, limit: int = 300) -> list[RunScore]:
 
 
 def matrix_cells(*, filters: ScoreFilters) -> dict[str, Any]:
-    """Agent x task grid: per pair the verdict class, its best roofline and the run to open."""
+    """Agent x task grid of one board: per pair its verdict (the best any of its runs reached),
+    its best ranked speedup and the run to open; agents in the board's order."""
     return leaderboard_cached(f"matrix:{filters.key()}", lambda: _matrix(filters))
 
 
@@ -687,15 +803,16 @@ def _matrix(filters: ScoreFilters) -> dict[str, Any]:
         scores.values("agent_id", "task_id")
         .annotate(
             n=Count("id"),
-            n_ranked=Count("id", filter=Q(ranked=True)),
-            n_flagged=Count("id", filter=Q(flagged=True)),
-            n_failed=Count("id", filter=Q(status=Evaluation.Status.FAILED, flagged=False)),
+            n_ranked=Count("id", filter=VERDICT_FILTERS[run_verdicts.RANKED]),
+            n_flagged=Count("id", filter=VERDICT_FILTERS[run_verdicts.FLAGGED]),
+            n_failed=Count("id", filter=VERDICT_FILTERS[run_verdicts.FAILED]),
             best_roofline=Max("roofline_fraction", filter=Q(ranked=True)),
-            best_speedup=Max("speedup", filter=Q(ranked=True)),
+            best_speedup=Max("speedup", filter=_TIMED),
         )
         .order_by()
     )
-    best_runs = _best_run_per(scores, ["agent_id", "task_id"])
+    # The run a cell opens is the one its colour stands for: the fastest ranked run.
+    best_runs = _best_run_per(scores, ["agent_id", "task_id"], speed_first=True)
     agents = Agent.objects.in_bulk({r["agent_id"] for r in rows})
     tasks = Task.objects.in_bulk({r["task_id"] for r in rows})
     with_transcript = _with_transcript(best_runs.values())
@@ -704,25 +821,35 @@ def _matrix(filters: ScoreFilters) -> dict[str, Any]:
         run_id = best_runs[(r["agent_id"], r["task_id"])]
         cells[(r["agent_id"], r["task_id"])] = {
             **r,
-            "verdict": _verdict(r),
+            "verdict": _cell_verdict(r),
             "run_id": run_id,
             "has_transcript": run_id in with_transcript,
         }
-    agent_list = sorted(agents.values(), key=lambda a: a.slug)
     task_list = sorted(tasks.values(), key=lambda t: (t.category, t.slug))
-    grid = [{"agent": a, "cells": [cells.get((a.pk, t.pk)) for t in task_list]} for a in agent_list]
+    grid = [
+        {"agent": a, "cells": [cells.get((a.pk, t.pk)) for t in task_list]}
+        for a in _board_order(filters, agents)
+    ]
     return {"tasks": task_list, "grid": grid}
 
 
-def _best_run_per(scores: QuerySet[RunScore], keys: list[str]) -> dict[tuple, int]:
+def _board_order(filters: ScoreFilters, agents: dict[int, Agent]) -> list[Agent]:
+    """The agents in the board's default order; those with grader errors alone (no row on the
+    board) after them, by slug."""
+    ranked = [row.agent.pk for row in leaderboard_rows(filters=filters)]
+    rest = sorted((pk for pk in agents if pk not in ranked), key=lambda pk: agents[pk].slug)
+    return [agents[pk] for pk in [*ranked, *rest] if pk in agents]
+
+
+def _best_run_per(
+    scores: QuerySet[RunScore], keys: list[str], *, speed_first: bool = False
+) -> dict[tuple, int]:
     """Per group of `keys`, the run to open: ranked before not, then by roofline (comparable
-    across tasks), speedup, newest."""
-    order = [
-        F("ranked").desc(),
-        F("roofline_fraction").desc(nulls_last=True),
-        F("speedup").desc(nulls_last=True),
-        F("run_id").desc(),
-    ]
+    across tasks) and speedup, or speedup first (`speed_first`, within one task), then newest."""
+    by_roofline = F("roofline_fraction").desc(nulls_last=True)
+    by_speedup = F("speedup").desc(nulls_last=True)
+    speeds = [by_speedup, by_roofline] if speed_first else [by_roofline, by_speedup]
+    order = [F("ranked").desc(), *speeds, F("run_id").desc()]
     # One pass with a window function rather than a correlated subquery per group.
     first = scores.annotate(
         position=Window(RowNumber(), partition_by=[F(k) for k in keys], order_by=order)
@@ -736,15 +863,16 @@ def _with_transcript(run_ids) -> set[int]:
     return set(runs.values_list("pk", flat=True))
 
 
-def _verdict(row: dict[str, Any]) -> str:
-    # The best outcome the agent reached on the task decides the cell.
+def _cell_verdict(row: dict[str, Any]) -> str:
+    # The best outcome the agent reached on the task decides the cell, in the order of the
+    # verdicts (arena.run_verdicts): a grader error only where nothing else happened.
     if row["n_ranked"]:
-        return "PASS"
+        return run_verdicts.RANKED
     if row["n_flagged"]:
-        return "FLAGGED"
+        return run_verdicts.FLAGGED
     if row["n_failed"]:
-        return "FAIL"
-    return "ERR"
+        return run_verdicts.FAILED
+    return run_verdicts.GRADER_ERROR
 
 
 # --- the roofline chart of a task -------------------------------------------------------------
@@ -793,6 +921,8 @@ def task_roofline(*, task: Task) -> dict[str, Any]:
         "runs": [
             {
                 "label": f"#{s.run_id} {s.agent.slug}",
+                "agent": s.agent.slug,
+                "agent_id": s.agent_id,
                 "run_id": s.run_id,
                 "values": [achieved.get(s.run_id, {}).get(label) for label in labels],
             }

@@ -15,4 +15,5 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/status.json", views.run_status_json, name="run-status"),
     path("compare/", views.compare, name="compare"),
+    path("compare/agents/", views.compare_agents, name="compare-agents"),
 ]

@@ -10,7 +10,14 @@ from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
-from arena.models import Run
+from arena.models import Agent, Run
+from arena.run_verdicts import (
+    FLAG_MEANINGS,
+    KINDS,
+    performance_gate_reading,
+    verdict_of_grading,
+    verdict_of_run,
+)
 from config.page_cache import public_page
 from evaluator.redaction import error_seen, result_seen, shapes_seen
 from leaderboard import figures
@@ -22,6 +29,12 @@ from leaderboard.compare import (
     unseen_set_aside,
 )
 from leaderboard.figure_data import task_speedup_points
+from leaderboard.head_to_head import (
+    SIGNIFICANCE,
+    TIE_RATIO,
+    head_to_head,
+    intervals_overlap,
+)
 from leaderboard.scores import (
     BOOTSTRAP_LEVEL,
     BOOTSTRAP_RESAMPLES,
@@ -43,6 +56,7 @@ from leaderboard.selectors import (
     board_filters,
     board_scores,
     cpu_unranked_rows,
+    head_to_head_duels,
     leaderboard_cached,
     leaderboard_filter_options,
     leaderboard_rows,
@@ -58,6 +72,7 @@ from leaderboard.selectors import (
     task_roofline,
     task_runs,
 )
+from leaderboard.templatetags.leaderboard import SPEED_BINS
 from tasks.selectors import task_folder, task_get_active, task_shape_rows
 from transcripts.render.highlight import python_to_html
 
@@ -78,6 +93,13 @@ SORT_LABELS = {
     "runs": "Runs",
     "cost": "Cost/run",
     "tokens": "Tokens",
+}
+# What the sort key is, said once above the board.
+SORT_MEANINGS = {
+    "speedup": "the geometric mean of each attempted run's speedup over PyTorch eager, a failed "
+    "or flagged run counting as the floor",
+    "fast_1": "the share of attempted runs correct, unflagged and faster than PyTorch eager",
+    "correct": "the share of attempted runs correct and unflagged",
 }
 
 
@@ -109,24 +131,30 @@ def _board_html(request, asked: ScoreFilters, sort: str) -> str:
     filters = board_filters(asked)
     rows = leaderboard_rows(filters=filters, sort=sort)
     named = [(r.agent.slug, r.score) for r in rows]
+    styles = figures.agent_styles({r.agent.slug: r.agent.pk for r in rows})
     bins = speedup_histogram(filters=filters)
     points = task_speedup_points(scores=board_scores(filters))
+    drawn = {
+        "speedup": figures.task_speedup_strip(points, styles=styles),
+        "histogram": figures.speedup_distribution(bins, styles=styles),
+        "fast_p": figures.fast_p_curve(named, bins, styles=styles),
+        "generalization": figures.seen_vs_unseen(named, styles=styles),
+        "cost": figures.cost_vs_score(named, styles=styles),
+    }
     context = {
         "rows": rows,
         "filters": filters,
         "sort": sort,
         "sort_label": SORT_LABELS[sort],
+        "sort_meaning": SORT_MEANINGS.get(sort, ""),
+        "sort_ties_all": len(rows) > 1 and len({SORT_KEYS[sort](r.score) for r in rows}) == 1,
         "tie_labels": [SORT_LABELS[k] for k in TIE_BREAKERS if k != sort],
         "options": leaderboard_filter_options(),
         "preliminary_below": PRELIMINARY_BELOW_TASKS,
+        "failure_speedup": FAILURE_SPEEDUP,
         "cpu_rows": cpu_unranked_rows(filters=filters),
-        "figures": {
-            "speedup": figures.task_speedup_strip(points),
-            "histogram": figures.speedup_distribution(bins),
-            "fast_p": figures.fast_p_curve(named, bins),
-            "generalization": figures.seen_vs_unseen(named),
-            "cost": figures.cost_vs_score(named),
-        },
+        # A figure with nothing to draw is left out rather than drawn as an empty panel.
+        "figures": [(f"plot-{name.replace('_', '-')}", f) for name, f in drawn.items() if f],
         "recent": score_list_recent(filters=filters),
     }
     return render_to_string("leaderboard/_board.html", context, request=request)
@@ -141,6 +169,7 @@ def agent_detail(request, slug: str):
     context = {
         "agent": agent,
         "boards": boards,
+        "rivals": boards[0]["rivals"] if boards else [],
         "score": boards[0]["row"].score if boards else None,
         "by_category": sorted(agent_scores_by_category(agent=agent).items()),
         "tasks": agent_task_rows(agent=agent),
@@ -194,8 +223,10 @@ def scoring(request):
         "resamples": BOOTSTRAP_RESAMPLES,
         "level": int(BOOTSTRAP_LEVEL * 100),
         "fast_p": FAST_P_THRESHOLDS,
-        "tie_labels": [SORT_LABELS[k] for k in TIE_BREAKERS],
+        "tie_labels": [SORT_LABELS[k] for k in TIE_BREAKERS if k != DEFAULT_SORT],
         "default_sort": SORT_LABELS[DEFAULT_SORT],
+        "verdicts": [(code, kind) for code, kind in KINDS.items()],
+        "flag_meanings": sorted(FLAG_MEANINGS.items()),
     }
     return render(request, "leaderboard/scoring.html", context)
 
@@ -209,6 +240,7 @@ def matrix(request):
             "matrix": matrix_cells(filters=filters),
             "filters": board_filters(filters),
             "options": leaderboard_filter_options(),
+            "speed_bins": SPEED_BINS,
         }
         return render_to_string("leaderboard/matrix.html", context, request=request)
 
@@ -220,11 +252,18 @@ def run_detail(request, run_id: int):
     run = run_get_visible(run_id=run_id, user=request.user)
     if run is None:
         raise Http404("no such run")
+    submissions = [_submission_view(s, disclosed=run.disclosed) for s in run.submissions.all()]
     context = {
         "run": run,
-        "submissions": [
-            _submission_view(s, disclosed=run.disclosed) for s in run.submissions.all()
-        ],
+        "submissions": submissions,
+        # Without a submission the run's own verdict heads the page: transcript only, say.
+        "run_verdict": None
+        if submissions
+        else verdict_of_run(
+            run_status=run.status,
+            has_trajectory=run.trajectory_id is not None,
+            failure_reason=run.failure_reason,
+        ),
         "transcript_url": transcript_url(run),
         "live": run_status(run_id=run.pk, user=request.user),
     }
@@ -239,7 +278,12 @@ def run_status_json(request, run_id: int):
 
 
 def compare(request):
-    """/compare/?a=<run>&b=<run>: each run's latest evaluation, or the one ?ea= / ?eb= names."""
+    """/compare/?a=<run>&b=<run>: each run's latest evaluation, or the one ?ea= / ?eb= names.
+    Without both runs, the page to choose two runs or two agents."""
+    run_a, run_b = (request.GET.get(side, "").strip()[:18] for side in ("a", "b"))
+    if not run_a or not run_b:
+        context = _chooser_context(request, run_a=run_a, run_b=run_b)
+        return render(request, "leaderboard/compare_choose.html", context)
     try:
         ids = {side: _id_param(request, side, "a run id") for side in ("a", "b")}
         chosen = {side: _id_param(request, f"e{side}", "an evaluation id") for side in ("a", "b")}
@@ -252,6 +296,72 @@ def compare(request):
             raise Http404(f"{side}: no run #{run_id}")
         sides.append(_compare_side(side, run, chosen[side]))
     return render(request, "leaderboard/compare.html", _compare_context(*sides))
+
+
+@public_page
+def compare_agents(request):
+    """/compare/agents/?a=<slug>&b=<slug>&gpu=<board>: two agents task by task on one board
+    (the board's checked rows send ?agent=<slug>&agent=<slug>). Without two agents, the
+    chooser."""
+    slugs = [v.strip()[:100] for v in request.GET.getlist("agent") if v.strip()]
+    slugs = slugs or [v for v in (request.GET.get(k, "").strip()[:100] for k in "ab") if v]
+    gpu = request.GET.get("gpu", "")[:100]
+    if len(slugs) != 2 or slugs[0] == slugs[1]:
+        note = "" if not slugs else "Pick two different agents."
+        context = _chooser_context(request, agent_a=slugs[0] if slugs else "", gpu=gpu, note=note)
+        return render(request, "leaderboard/compare_choose.html", context)
+    agents = [agent_get(slug=slug) for slug in slugs]
+    if None in agents:
+        raise Http404("no such agent")
+    return render(request, "leaderboard/compare_agents.html", _duel_context(*agents, gpu=gpu))
+
+
+def _duel_context(a: Agent, b: Agent, *, gpu: str) -> dict[str, Any]:
+    filters = board_filters(ScoreFilters(gpu=gpu))
+    duels = head_to_head_duels(a=a, b=b, filters=filters)
+    rows = {r.agent.pk: r for r in leaderboard_rows(filters=filters)}
+    row_a, row_b = rows.get(a.pk), rows.get(b.pk)
+    overlaps = {}
+    if row_a and row_b:
+        for key in ("speedup", "fast_1"):
+            ia, ib = row_a.score.intervals.get(key), row_b.score.intervals.get(key)
+            overlaps[key] = intervals_overlap(ia, ib)
+    styles = figures.agent_styles({a.slug: a.pk, b.slug: b.pk})
+    return {
+        "a": a,
+        "b": b,
+        "row_a": row_a,
+        "row_b": row_b,
+        "filters": filters,
+        "options": leaderboard_filter_options(),
+        "duels": duels,
+        "summary": head_to_head(duels),
+        "overlaps": overlaps,
+        "tie_percent": round((TIE_RATIO - 1) * 100),
+        "significance": SIGNIFICANCE,
+        "figure": figures.head_to_head_scatter(duels, a=a.slug, b=b.slug, styles=styles),
+        "swap_query": urlencode({"a": b.slug, "b": a.slug, "gpu": filters.gpu}),
+    }
+
+
+def _chooser_context(
+    request, *, run_a: str = "", run_b: str = "", agent_a: str = "", gpu: str = "", note=""
+) -> dict[str, Any]:
+    """The compare page's forms: two agents on a board, or two runs by number."""
+    filters = board_filters(ScoreFilters(gpu=gpu))
+    agents = [r.agent for r in leaderboard_rows(filters=filters)]
+    slugs = [agent.slug for agent in agents]
+    default_a = agent_a if agent_a in slugs else next(iter(slugs), "")
+    return {
+        "agents": agents,
+        "default_a": default_a,
+        "default_b": next((slug for slug in slugs if slug != default_a), ""),
+        "filters": filters,
+        "options": leaderboard_filter_options(),
+        "run_a": run_a,
+        "run_b": run_b,
+        "note": note,
+    }
 
 
 def _id_param(request, field: str, what: str) -> int | None:
@@ -331,13 +441,21 @@ def _submission_view(submission, *, disclosed: bool) -> dict[str, Any]:
     never from the row, so that the solution's output reaches the run's owners alone."""
     evaluation = submission.evaluation
     result = result_seen(evaluation.result or {}, disclosed=disclosed)
+    summary = result.get("summary") or {}
+    gates = dict(result.get("gates") or {})
+    if isinstance(gates.get("performance"), dict):
+        speedup = summary.get("speedup_vs_eager")
+        gates["performance"] = performance_gate_reading(gates["performance"], speedup)
     return {
         "submission": submission,
         "evaluation": evaluation,
+        "verdict": verdict_of_grading(
+            status=evaluation.status, device=evaluation.device, result=result
+        ),
         "disclosed": disclosed,
         "error": error_seen(evaluation.error, disclosed=disclosed),
         "shapes": shapes_seen(evaluation.shapes.all(), disclosed=disclosed),
-        "gates": result.get("gates", {}),
+        "gates": gates,
         "flags": result.get("flags", []),
         "summary": result.get("summary", {}),
         "gpu": (result.get("environment") or {}).get("gpu", ""),
@@ -346,6 +464,12 @@ def _submission_view(submission, *, disclosed: bool) -> dict[str, Any]:
         "log": result.get("log", ""),
         "code_html": mark_safe(python_to_html(evaluation.solution_code)),  # noqa: S308 - Pygments escapes
     }
+
+
+def _roofline_figure(task) -> dict[str, Any] | None:
+    chart = task_roofline(task=task)
+    styles = figures.agent_styles({r["agent"]: r["agent_id"] for r in chart["runs"]})
+    return figures.roofline_scatter(**chart, styles=styles)
 
 
 def transcript_url(run: Run) -> str | None:
@@ -374,6 +498,6 @@ def task_detail(request, slug: str):
         "rows": task_shape_rows(task=task),
         "reference_html": mark_safe(python_to_html(source)),  # noqa: S308 - escaped by Pygments
         "runs": task_runs(task=task),
-        "roofline_figure": figures.roofline_scatter(**task_roofline(task=task)),
+        "roofline_figure": _roofline_figure(task),
     }
     return render(request, "tasks/detail.html", context)

@@ -240,6 +240,8 @@ LISTS: dict[str, Callable[[World], str]] = {
     "/runs/": lambda world: "/runs/",
     "/transcripts/": lambda world: "/runs/?transcript=yes",
     "/matrix/": lambda world: "/matrix/",
+    # With one agent on the board, the chooser: it lists the board's agents.
+    "/compare/agents/": lambda world: f"/compare/agents/?a={world.agent.slug}",
     "/tasks/{slug}/": lambda world: f"/tasks/{world.task.slug}/",
     "/api/v1/evaluations": lambda world: "/api/v1/evaluations?limit=200",
     "/api/v1/leaderboard": lambda world: "/api/v1/leaderboard",

@@ -62,6 +62,8 @@ def public_pages(board) -> list[str]:
         f"/runs/{best}/",
         f"/runs/{best}/transcript",
         f"/compare/?a={best}&b={other}",
+        "/compare/",
+        "/compare/agents/?a=fast&b=slow",
         "/accounts/login/",
         "/api/docs/",
     ]
@@ -140,13 +142,13 @@ def test_one_click_from_a_matrix_cell_and_a_run_row(page, live_server, board):
 def test_cpu_gradings_are_unranked_and_ties_follow_the_stated_order(page, live_server, board):
     page.goto(live_server.url + "/")
     ranking = page.locator("#ranking tbody tr td.agent-col > a").all_inner_texts()
-    # fast leads on fast_1; twin, slow and broken tie at fast_1 0 and part on correctness:
-    # twin 2 of 2, slow 2 of 3 (its fast run is flagged), broken 0 of 1, as stated.
+    # By the geometric-mean speedup: fast's six fast runs, twin's 0.5x and 0.4x (0.45x), slow's
+    # 0.5x, 0.9x and a flagged run at the 0.01x floor (0.17x), broken's failure alone.
     assert ranking[0].startswith("Fast Agent")
     assert ranking.index("Twin Agent") < ranking.index("Slow Agent") < ranking.index("Aaa Broken")
     statement = page.locator("#board-gpu").inner_text()
-    assert "Ranked by fast₁" in statement
-    assert "ties go to Correct, then Speedup, then the agent's name" in statement
+    assert "Ranked by Speedup: the geometric mean" in statement
+    assert "ties go to Correct, then fast₁, then the agent's name" in statement
     assert "Cpu Only" not in ranking
     unranked = page.locator("#cpu-unranked")
     assert "Cpu Only" in unranked.inner_text() and "not timed" in unranked.inner_text()
@@ -160,7 +162,7 @@ def test_cpu_gradings_are_unranked_and_ties_follow_the_stated_order(page, live_s
     page.locator("#ranking tbody tr", has_text="Slow Agent").locator(
         "details.hack-rate summary"
     ).click()
-    page.locator("a:has-text('timing_anomaly')").click()
+    page.locator("#ranking details.hack-rate a:has-text('timing_anomaly')").click()
     page.wait_for_url("**/runs/?agent=slow**flag=timing_anomaly**")
     assert page.locator("table.run-table tbody tr").count() == 1
     assert page.js_errors == []

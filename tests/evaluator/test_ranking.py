@@ -4,6 +4,7 @@ import pytest
 
 from evaluator.engine.cli import render_verdict
 from evaluator.engine.result import EvalResult, Flag
+from evaluator.engine.scoring import eager_comparison
 
 
 @pytest.mark.parametrize(
@@ -28,3 +29,19 @@ def test_an_untimed_verdict_says_it_has_no_reward():
     assert render_verdict(result).splitlines()[0] == (
         "status: passed   reward: none (untimed)   device: cpu"
     )
+
+
+@pytest.mark.parametrize(
+    ("speedup", "words"),
+    [
+        (0.0066, "0.0066x eager (geometric mean): slower than PyTorch eager"),
+        (0.79, "0.79x eager (geometric mean): slower than PyTorch eager"),
+        (0.9997, "1.00x eager (geometric mean): not faster than PyTorch eager"),
+        (1.0, "1.00x eager (geometric mean): not faster than PyTorch eager"),
+        (1.0006, "1.00x eager (geometric mean): faster than PyTorch eager, by 0.06%"),
+        (1.5, "1.50x eager (geometric mean): faster than PyTorch eager"),
+    ],
+)
+def test_the_performance_gate_reads_right_at_the_boundary(speedup, words):
+    """1.00x is "not faster", never "slower"; the gate passes where fast_1 counts a run."""
+    assert eager_comparison(speedup) == words

@@ -43,6 +43,9 @@ def test_leaderboard_ranks_agents_and_paginates(client, board):
     first, second = body["results"]
     # The default board is the GPU with the most gradings; fast's H100 run is on another.
     assert (first["rank"], first["agent"]["slug"], first["gpu"]) == (1, "fast", "NVIDIA H200")
+    # fast's one ranked run against slow's failure and flag: the intervals do not meet.
+    assert (first["rank_best"], first["rank_worst"]) == (1, 1)
+    assert (second["score"]["ranked_runs"], second["score"]["unranked_runs"]) == (0, 2)
     assert first["score"]["runs"] == 1
     assert first["score"]["fast_p"] == {"p0": 1.0, "p1": 1.0, "p1_5": 1.0, "p2": 0.0}
     assert first["score"]["cost_per_run_usd"] == 1.0
@@ -102,14 +105,31 @@ def test_runs_list_filters_and_hides(client, board):
     assert board[4].pk not in ids and len(ids) == 5
     assert ids == sorted(ids, reverse=True)
     queued = next(r for r in body["results"] if r["id"] == board[5].pk)
-    assert queued["verdict"] is None and queued["status"] == "evaluating"
+    assert queued["verdict"] == "pending" and queued["grading_status"] is None
+    assert queued["status"] == "evaluating"
+    verdicts = {
+        r["id"]: (r["verdict"], r["verdict_flags"], r["verdict_gate"]) for r in body["results"]
+    }
+    assert verdicts[board[0].pk] == ("ranked", [], "")
+    assert verdicts[board[2].pk] == ("failed", [], "correctness")
+    assert verdicts[board[3].pk] == ("flagged", ["overfit"], "")
+    assert {r["verdict_label"] for r in body["results"]} == {
+        "ranked",
+        "failed",
+        "flagged",
+        "pending",
+    }
     assert get(client, "/api/v1/runs?agent=slow&task=t2")["results"][0]["flagged"] is True
     assert get(client, "/api/v1/runs?category=hard")["count"] == 2
     assert get(client, "/api/v1/runs?status=evaluating")["count"] == 1
     assert get(client, "/api/v1/runs?gpu=NVIDIA%20H100%2080GB%20HBM3")["count"] == 1
     assert get(client, "/api/v1/runs?agent=ghost")["count"] == 0
     assert get(client, "/api/v1/runs?flag=overfit")["results"][0]["id"] == board[3].pk
-    assert get(client, "/api/v1/runs?status=flagged")["count"] == 1
+    assert get(client, "/api/v1/runs?status=flagged")["count"] == 1  # the older name
+    assert get(client, "/api/v1/runs?verdict=flagged")["count"] == 1
+    assert get(client, "/api/v1/runs?verdict=ranked")["count"] == 2
+    assert get(client, "/api/v1/runs?verdict=failed")["count"] == 1
+    assert get(client, "/api/v1/runs?verdict=pending")["count"] == 1
     assert get(client, "/api/v1/runs?transcript=yes")["count"] == 0
     assert get(client, "/api/v1/runs?suite=core")["count"] == 5
     page = get(client, "/api/v1/runs?limit=2&offset=2")
@@ -121,6 +141,15 @@ def test_run_detail_and_hidden_runs(client, board):
     assert body["agent"]["slug"] == "fast"
     evaluation = body["evaluations"][0]
     assert evaluation["status"] == "passed" and evaluation["summary"]["speedup_vs_eager"] == 2.0
+    assert (body["verdict"], evaluation["verdict"], evaluation["verdict_label"]) == (
+        "ranked",
+        "ranked",
+        "ranked",
+    )
+    flagged = get(client, f"/api/v1/runs/{board[3].pk}")
+    assert flagged["verdict"] == "flagged"
+    assert flagged["evaluations"][0]["verdict_flags"] == ["overfit"]
+    assert get(client, f"/api/v1/runs/{board[5].pk}")["verdict"] == "pending"
     assert evaluation["gates"]["compile"]["passed"] is True
     get(client, f"/api/v1/runs/{board[4].pk}", 404)
     Run.objects.filter(pk=board[0].pk).update(hidden=True)

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from leaderboard import figures
+from leaderboard.head_to_head import Side, TaskDuel
 from leaderboard.scores import AgentScore
 
 TIMES = "\N{MULTIPLICATION SIGN}"
@@ -180,9 +181,17 @@ def test_fast_p_shows_2x_at_least_and_far_more_when_a_run_reached_it():
 def test_seen_vs_unseen_names_agents_on_an_axis_that_makes_room_for_them():
     long = "claude-code-opus-4-1-high-effort"
     fig = figures.seen_vs_unseen([(long, score(0.5, None)), ("b", score(0.2, None))])
-    seen, unseen = fig["data"]
-    assert seen["orientation"] == "h" == unseen["orientation"]
-    assert seen["x"] == [0.75, 0.75] and unseen["x"] == [0.5, 0.5]
+    seen_key, unseen_key, first, second = fig["data"]
+    # The legend names the two markers in grey; each agent's row is drawn in its own colour.
+    assert (seen_key["name"], unseen_key["name"]) == (
+        "correct on seen shapes",
+        "correct on seen and unseen shapes",
+    )
+    assert seen_key["marker"]["color"] == unseen_key["marker"]["color"] == figures._GREY
+    assert first["x"] == [0.75, 0.5] and first["y"] == [long, long]
+    assert first["marker"]["symbol"] == ["circle-open", "circle"]
+    assert first["line"]["color"] != second["line"]["color"]
+    assert first["showlegend"] is False
     yaxis = fig["layout"]["yaxis"]
     assert yaxis["automargin"] is True and yaxis["autorange"] == "reversed"
     wrapped = yaxis["ticktext"][0]
@@ -302,3 +311,67 @@ def test_roofline_has_runs_baselines_and_peak_and_is_json():
     assert "TFLOP/s" in fig["layout"]["yaxis"]["title"]["text"]
     assert fig["data"][0]["customdata"] == [7, 7] and fig["run_links"] is True
     json.dumps(fig, allow_nan=False)
+
+
+# --- one colour per agent ---------------------------------------------------------------------
+
+
+def test_an_agent_has_one_colour_on_every_figure_given_its_styles():
+    """starter (id 1) and weak (id 3) keep their colours whatever other agents a figure has."""
+    styles = figures.agent_styles({"starter": 1, "reference": 2, "weak": 3})
+    assert styles["starter"]["color"] == figures._COLORS[0]
+    assert styles["weak"]["color"] == figures._COLORS[2]
+    scores = [("weak", score(0.5, 1.0)), ("starter", score(0.2, 2.0))]
+    bins = [
+        {"agent": "weak", "log2_low": 0.0, "n": 1},
+        {"agent": "starter", "log2_low": -1.0, "n": 1},
+    ]
+    points = [{"agent": "weak", "task": "t", "speedup": 1.2, "run_id": 1}]
+    colours = {
+        "fast_p": {
+            t["name"]: t["line"]["color"]
+            for t in figures.fast_p_curve(scores, bins, styles=styles)["data"]
+        },
+        "histogram": {
+            t["name"]: t["marker"]["color"]
+            for t in figures.speedup_distribution(bins, styles=styles)["data"]
+        },
+        "cost": {
+            t["name"]: t["marker"]["color"]
+            for t in figures.cost_vs_score(scores, styles=styles)["data"][1:]
+        },
+        "seen": {
+            t["name"]: t["line"]["color"]
+            for t in figures.seen_vs_unseen(scores, styles=styles)["data"][2:]
+        },
+        "strip": {
+            t["name"]: t["marker"]["color"]
+            for t in figures.task_speedup_strip(points, styles=styles)["data"][2:]
+        },
+    }
+    for name, by_agent in colours.items():
+        assert by_agent["weak"] == figures._COLORS[2], name
+        if "starter" in by_agent:
+            assert by_agent["starter"] == figures._COLORS[0], name
+
+
+def test_agents_past_the_palette_differ_by_marker_dash_and_pattern():
+    styles = figures.agent_styles({"first": 1, "eleventh": 11})
+    assert styles["first"]["color"] == styles["eleventh"]["color"]
+    for key in ("symbol", "dash", "pattern"):
+        assert styles["first"][key] != styles["eleventh"][key]
+
+
+def test_head_to_head_scatter_colours_each_task_by_its_winner():
+    duels = [
+        TaskDuel("t1", Side(1, 1, 2.0), Side(1, 1, 1.0)),
+        TaskDuel("t2", Side(1, 1, 1.0), Side(1, 1, 3.0)),
+        TaskDuel("t3", Side(1), Side(1, 1, 3.0)),  # A has no ranked run: not drawn
+    ]
+    styles = figures.agent_styles({"a": 1, "b": 2})
+    fig = figures.head_to_head_scatter(duels, a="a", b="b", styles=styles)
+    diagonal, tasks = fig["data"]
+    assert diagonal["name"] == "equal speedups"
+    assert tasks["x"] == [2.0, 1.0] and tasks["y"] == [1.0, 3.0]
+    assert tasks["marker"]["color"] == [figures._COLORS[0], figures._COLORS[1]]
+    assert figures.head_to_head_scatter(duels[2:], a="a", b="b") is None

@@ -60,7 +60,9 @@ def test_leaderboard_ranks_agents_with_links_and_figures(client, board):
 
 def test_leaderboard_sorts_and_filters_server_side(client, board):
     by_tokens = html(client, "/?sort=tokens")  # fewest tokens first
-    assert "Tokens ▼" in by_tokens and "Ranked by <strong>Tokens</strong>" in by_tokens
+    assert (
+        "Tokens ▼" in by_tokens and 'Ranked by <strong id="sort-key">Tokens</strong>' in by_tokens
+    )
     assert by_tokens.index("/agents/slow-agent/") < by_tokens.index("/agents/fast-agent/")
     hard = html(client, "/?category=hard&sort=speedup")
     assert hard.index("/agents/fast-agent/") < hard.index("/agents/slow-agent/")
@@ -69,16 +71,16 @@ def test_leaderboard_sorts_and_filters_server_side(client, board):
     assert "Board: <strong>NVIDIA H200</strong>" in unknown
     nothing = html(client, "/?category=cuda2cuda")
     assert "No graded runs on NVIDIA H200 match yet." in nothing
-    assert "No ranked runs yet." in nothing  # figures' empty state
+    assert 'class="plots"' not in nothing  # no empty panels
     assert "/agents/fast-agent/" not in nothing.split("Latest graded runs")[0]
-    unknown_sort = html(client, "/?sort=<script>")  # an unknown sort falls back to fast_1
-    assert "Ranked by <strong>fast₁</strong>" in unknown_sort
+    unknown_sort = html(client, "/?sort=<script>")  # an unknown sort falls back to Speedup
+    assert 'Ranked by <strong id="sort-key">Speedup</strong>' in unknown_sort
 
 
 def test_leaderboard_with_no_runs_has_readable_empty_states(client, db):
     page = html(client, "/")
-    assert "No runs graded on a GPU yet" in page and "No ranked runs yet." in page
-    assert 'id="plot-speedup-figure" type="application/json">null</script>' in page
+    assert "No runs graded on a GPU yet" in page
+    assert 'class="plots"' not in page and "plot-speedup" not in page  # no empty panels
 
 
 def test_agent_page_shows_categories_tasks_and_runs(client, board):
@@ -98,8 +100,10 @@ def test_hidden_agent_page_shows_no_hidden_runs(client, board):
 def test_matrix_cells_link_to_runs(client, board):
     page = html(client, "/matrix/")
     assert f'href="/runs/{board["fast_silu"].pk}/"' in page
-    assert "FLAGGED" in page and "FAIL" in page
-    assert "Hidden Agent" not in page
+    assert 'data-verdict="flagged"' in page and "⚑ flagged" in page
+    assert 'data-verdict="failed"' in page and "✗ failed" in page
+    assert 'class="cell cell-ranked speed-p2"' in page  # fast's 2.5x on silu
+    assert 'id="matrix-legend"' in page and "Hidden Agent" not in page
 
 
 def test_run_page_shows_verdict_shapes_and_escaped_solution(client, board):
@@ -108,10 +112,15 @@ def test_run_page_shows_verdict_shapes_and_escaped_solution(client, board):
     assert "5.00e-01" in page
     assert "<script>alert" not in page and "&lt;script&gt;" in page
     assert 'class="highlight"' in page
+    assert 'data-verdict="failed"' in page and "correctness" in page.split("</h2>")[0]
     flagged = html(client, f"/runs/{board['slow_gemm'].pk}/")
-    assert "no_own_kernel" in flagged and "not ranked" in flagged
+    headline = flagged.split('class="verdict-head')[1].split("</h2>")[0]
+    assert 'data-verdict="flagged"' in headline and "verdict-pass" not in headline
+    assert 'href="/scoring/#flag-no_own_kernel"' in headline
+    assert "counted as attempted, never as correct or fast" in flagged
     passed = html(client, f"/runs/{board['fast_silu'].pk}/")
-    assert "2.50x" in passed and "reward 1.500" in passed and "unseen" in passed
+    assert 'data-verdict="ranked"' in passed and "verdict-pass" in passed
+    assert "2.50x" in passed and "<dd>1.500" in passed and "unseen" in passed
 
 
 def test_hidden_and_unknown_runs_are_404(client, board):
@@ -149,10 +158,14 @@ def test_compare_puts_two_runs_side_by_side(client, board):
     assert "values differ" in page
 
 
-def test_compare_rejects_bad_and_missing_ids(client, board):
+def test_compare_rejects_bad_ids_and_offers_a_chooser_for_missing_ones(client, board):
     bad = html(client, "/compare/?a=1&b=<x>", 400)
     assert "b: give a run id" in bad and "&lt;x&gt;" in bad
-    assert "a: give a run id" in html(client, "/compare/?b=1", 400)
+    chooser = html(client, "/compare/")
+    assert 'id="choose-agents"' in chooser and 'id="choose-runs"' in chooser
+    assert 'name="a" inputmode="numeric" size="8" value="1"' not in chooser
+    one = html(client, "/compare/?b=1")
+    assert 'name="b" inputmode="numeric" size="8" value="1"' in one
     html(client, f"/compare/?a={board['fast_silu'].pk}&b=999999", 404)
     html(client, f"/compare/?a={board['hidden'].pk}&b={board['fast_silu'].pk}", 404)
 
@@ -200,7 +213,8 @@ def test_a_grader_error_is_shown_as_the_graders_not_scored_against_the_agent(cli
     errored = make_run(board["fast_silu"].agent, board["fast_silu"].task, outcome="error")
     page = html(client, f"/runs/{errored.pk}/")
     assert "the grader failed, not the solution: not counted against the agent" in page
-    assert "reward -" not in page
+    assert 'data-verdict="grader_error"' in page
+    assert "Reward" not in page  # the grader's -7 is no reward the agent earned
 
 
 def test_the_task_list_and_the_board_choose_a_suite(client, board):

@@ -12,6 +12,7 @@ from leaderboard.scores import (
     bootstrap_interval,
     fast_p,
     mean_and_spread,
+    rank_ranges,
     score_intervals,
     speedup_geomean_all,
     split_by_repeat,
@@ -219,3 +220,20 @@ def test_interval_of_a_task_with_many_repeats_uses_their_spread():
     assert low == pytest.approx(0.402, abs=0.02) and high == pytest.approx(0.598, abs=0.02)
     # Every repeat alike: no spread, a point, by either path.
     assert bootstrap_interval([[1.5] * 100, [1.5]]) == pytest.approx((1.5, 1.5))
+
+
+def test_rank_ranges_span_the_rows_whose_intervals_overlap():
+    """LMArena's ranges: no better than 1 + the rows wholly above, no worse than the rows
+    less those wholly below."""
+    bounds = [(0.06, 0.52), (0.03, 0.32), (0.01, 0.01), (0.01, 0.01)]
+    assert rank_ranges(bounds) == [(1, 2), (1, 2), (3, 4), (3, 4)]
+    apart = [(3.0, 4.0), (2.0, 2.5), (1.0, 1.5)]
+    assert rank_ranges(apart) == [(1, 1), (2, 2), (3, 3)]
+    chain = [(2.0, 3.0), (1.5, 2.5), (1.0, 1.8)]  # 1 and 3 never meet; 2 meets both
+    assert rank_ranges(chain) == [(1, 2), (1, 3), (2, 3)]
+    assert rank_ranges([]) == []
+
+
+def test_a_rows_own_place_is_always_in_its_range():
+    # An interval that leaves out its own point estimate (a bootstrap can) still holds it.
+    assert rank_ranges([(5.0, 5.0), (6.0, 7.0)]) == [(1, 2), (1, 2)]

@@ -49,7 +49,7 @@ def board():
     return {"alpha": alpha, "beta": beta, "tasks": tasks}
 
 
-def test_a_grader_error_counts_in_no_rate_and_shows_as_err(board):
+def test_a_grader_error_counts_in_no_rate_and_shows_as_a_grader_error(board):
     alpha, task = board["alpha"], make_task("t6")
     make_run(alpha, task, outcome="error")
     rows = {r.agent.slug: r.score for r in leaderboard_rows(filters=ScoreFilters())}
@@ -58,7 +58,7 @@ def test_a_grader_error_counts_in_no_rate_and_shows_as_err(board):
     cells = matrix_cells(filters=ScoreFilters())
     row = next(r for r in cells["grid"] if r["agent"] == alpha)
     column = [t.slug for t in cells["tasks"]].index(task.slug)
-    assert row["cells"][column]["verdict"] == "ERR"
+    assert row["cells"][column]["verdict"] == "grader_error"
 
 
 def test_sql_scores_match_the_hand_computed_example(board):
@@ -197,17 +197,29 @@ def test_repeats_are_numbered_per_agent_and_task(board):
     assert rows["t1"]["spread_speedup"] == pytest.approx(math.sqrt(2.0))
 
 
-def test_matrix_cells_carry_the_verdict_and_the_run(board):
+def test_matrix_cells_carry_the_verdict_the_best_speedup_and_the_run(board):
     matrix = matrix_cells(filters=ScoreFilters())
     # Grouped by category (hard before torch2triton), then by slug.
     assert [t.slug for t in matrix["tasks"]] == ["t5", "t1", "t2", "t3", "t4"]
+    assert [row["agent"].slug for row in matrix["grid"]] == ["beta", "alpha"]  # board order
     alpha = next(row for row in matrix["grid"] if row["agent"].slug == "alpha")
     verdicts = [cell["verdict"] for cell in alpha["cells"]]
-    assert verdicts == ["FLAGGED", "PASS", "PASS", "FAIL", "FAIL"]
+    assert verdicts == ["flagged", "ranked", "ranked", "failed", "failed"]
+    assert [cell["best_speedup"] for cell in alpha["cells"]] == [None, 2.0, 0.5, None, None]
     t1_run = board["alpha"].runs.get(task__slug="t1")
     assert alpha["cells"][1]["run_id"] == t1_run.pk
     beta = next(row for row in matrix["grid"] if row["agent"].slug == "beta")
-    assert beta["cells"][0] is None and beta["cells"][1]["verdict"] == "PASS"
+    assert beta["cells"][0] is None and beta["cells"][1]["verdict"] == "ranked"
+
+
+def test_a_matrix_cell_opens_its_fastest_ranked_run(board):
+    task = board["tasks"][0]
+    faster = make_run(board["alpha"], task, speedup=4.0)
+    make_run(board["alpha"], task, outcome="incorrect")
+    cells = matrix_cells(filters=ScoreFilters())
+    alpha = next(row for row in cells["grid"] if row["agent"].slug == "alpha")
+    assert alpha["cells"][1]["run_id"] == faster.pk
+    assert alpha["cells"][1]["best_speedup"] == 4.0
 
 
 def test_speedup_histogram_bins_ranked_runs_in_powers_of_two(board):
@@ -264,7 +276,7 @@ def test_cpu_gradings_are_never_ranked(board):
 
 
 def test_ties_follow_the_stated_tie_breakers_then_the_name(board):
-    """fast_1 ties at 0; correctness breaks it, then the speedup, then the name."""
+    """Sorted by fast_1, which ties at 0: the speedup breaks it, then correctness, the name."""
     tasks = board["tasks"]
     slow, slower = make_agent("b-slow", name="Bee"), make_agent("a-slower", name="Ay")
     twin = make_agent("c-twin", name="Cee")
@@ -274,10 +286,32 @@ def test_ties_follow_the_stated_tie_breakers_then_the_name(board):
     broken = make_agent("0-broken", name="Aardvark")
     make_run(broken, tasks[0], outcome="incorrect")
     make_run(broken, tasks[1], outcome="no_compile")
-    ranking = [r.agent.slug for r in leaderboard_rows(filters=ScoreFilters())]
-    # beta (fast_1 1.0) and alpha (0.2) lead; then correctness 1/2 each, speedup 0.9 (Bee before
-    # Cee by name) before 0.5; the broken agent last although its name sorts first.
+    ranking = [r.agent.slug for r in leaderboard_rows(filters=ScoreFilters(), sort="fast_1")]
+    # beta (fast_1 1.0) and alpha (0.2) lead; then speedup 0.9 and a failure (Bee before Cee by
+    # name) before 0.5; the broken agent last although its name sorts first.
     assert ranking == ["beta", "alpha", "b-slow", "c-twin", "a-slower", "0-broken"]
+    # By the default key, the geometric-mean speedup, alpha's three failures put it under
+    # the three agents with one correct run of two: (2 * 0.5 * 0.01^3)^(1/5) = 0.063.
+    by_speedup = [r.agent.slug for r in leaderboard_rows(filters=ScoreFilters())]
+    assert by_speedup == ["beta", "b-slow", "c-twin", "a-slower", "alpha", "0-broken"]
+
+
+def test_rows_carry_rank_ranges_where_their_intervals_overlap(board):
+    tasks = board["tasks"]
+    twin = make_agent("twin")
+    for task in tasks[:4]:
+        make_run(twin, task, outcome="incorrect")
+    make_run(twin, tasks[4], outcome="no_compile")
+    rows = leaderboard_rows(filters=ScoreFilters())
+    places = {r.agent.slug: (r.rank_best, r.rank_worst, r.rank_label) for r in rows}
+    # beta's one 3x run stands alone above; alpha's interval (0.01x to 0.3x or so) reaches
+    # down to twin's, which is the floor alone: alpha and twin share places 2-3.
+    assert places["beta"] == (1, 1, "1")
+    assert places["alpha"][:2] == (2, 3) and places["twin"][:2] == (2, 3)
+    assert places["twin"][2] == "2\N{EN DASH}3"
+    twin_row = next(r for r in rows if r.agent.slug == "twin")
+    assert twin_row.best_run_id is None  # no ranked run: no best run
+    assert twin_row.score.ranked_runs == 0 and twin_row.score.unranked_runs == 5
 
 
 def test_run_list_filters_by_suite_verdict_flag_and_transcript(board):
@@ -285,8 +319,11 @@ def test_run_list_filters_by_suite_verdict_flag_and_transcript(board):
     assert run_list_public(flag="tampering").get().task.slug == "t5"
     assert run_list_public(flag="tamper").count() == 0  # a code, not a substring
     assert run_list_public(status="flagged").count() == 1
-    assert run_list_public(status="passed", agent="alpha").count() == 2
-    assert run_list_public(status="failed", agent="alpha").count() == 2
+    assert run_list_public(status="passed", agent="alpha").count() == 2  # an older name
+    assert run_list_public(verdict="ranked", agent="alpha").count() == 2
+    assert run_list_public(verdict="failed", agent="alpha").count() == 2
+    assert run_list_public(status="failed", agent="alpha").count() == 0  # a run's status
+    assert run_list_public(verdict="flagged").count() == 1
     assert run_list_public(suite="core").count() == 7
     assert run_list_public(suite="other").count() == 0
     assert run_list_public(transcript="no").count() == 7
