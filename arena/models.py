@@ -102,9 +102,14 @@ class Run(models.Model):
     trajectory = models.OneToOneField(
         Trajectory, null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
     )
-    # An arena run records what ran and under which limits: the agent row can change later.
+    # An arena run records what ran and under which limits: the agent row can change later. An
+    # uploaded run records what its log says it ran (the harness of the log's format).
+    harness = models.CharField(max_length=50, blank=True)
     cli_version = models.CharField(max_length=50, blank=True)
     model = models.CharField(max_length=100, blank=True)
+    # Whether its log names the task (its slug or files): no says the log may be another
+    # task's work. None: no log, or not asked.
+    log_names_task = models.BooleanField(null=True, blank=True)
     effort = models.CharField(max_length=30, blank=True)
     budget = models.JSONField(default=dict, blank=True)
     # Protected workspace files the agent changed, replaced or deleted; non-empty flags the run.
@@ -176,7 +181,18 @@ class Batch(models.Model):
 class Submission(models.Model):
     """The solution a run produced, and the evaluation that grades it."""
 
+    class KernelSource(models.TextChoices):
+        ATTACHED = "attached"  # uploaded beside its log
+        LOG = "log"  # the last content the log's agent wrote to it (kernel_* say where)
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="submissions")
+    # Where an uploaded log's kernel came from, so a reader can judge the link between the
+    # two; blank for solutions uploaded alone and for arena runs'.
+    kernel_source = models.CharField(max_length=10, choices=KernelSource.choices, blank=True)
+    kernel_path = models.CharField(max_length=500, blank=True)  # as the log wrote it
+    kernel_turn = models.PositiveIntegerField(null=True, blank=True)  # the turn of its last write
+    kernel_thread = models.CharField(max_length=200, blank=True)  # that turn's thread
+    kernel_tool = models.CharField(max_length=100, blank=True)  # the tool that wrote it
     evaluation = models.OneToOneField(
         Evaluation, on_delete=models.PROTECT, related_name="submission"
     )

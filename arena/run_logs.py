@@ -1,9 +1,9 @@
-"""A run's log: attaching an imported trajectory to a run, or making a run for it, and what
-the transcript page shows beside the log.
+"""A run's log: attaching an imported trajectory to an existing run, and what the transcript
+page shows beside the log. (A log uploaded for a new run, with its kernel: arena/log_uploads.py.)
 
-The transcripts app imports, stores and renders logs; runs are this app's rows. An upload names
-a run (or an agent and a task for a new one); the trajectory is written by the transcripts app
-and handed back here, inside the same transaction, to be attached.
+The transcripts app imports, stores and renders logs; runs are this app's rows. The trajectory
+is written by the transcripts app and handed back here, inside the same transaction, to be
+attached.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from typing import Any, BinaryIO
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from arena.agent_names import AgentNameRefused, agent_name_parse
-from arena.lifecycle import run_log_create
 from arena.models import Agent, Run
 from arena.selectors import runs_visible_to
-from arena.services import NotYours, agent_for_account, run_may_act
+from arena.services import run_may_act
 from evaluator.models import Evaluation
 from evaluator.redaction import error_seen, result_seen
 from tasks.models import Task
@@ -59,6 +58,9 @@ HARNESS_BY_FORMAT = {
 UPLOAD_ONLY_HARNESSES = frozenset(
     {"qwen-code", "copilot-cli", "opencode", "droid", "kimi-cli", "grok-cli", "claude-ai"}
 )
+# Harnesses that tie an agent to one CLI's logs; others (a command template, the scripted
+# demo) may run any CLI, and a log of any harness is accepted under them.
+LOG_HARNESSES = frozenset(HARNESS_BY_FORMAT.values())
 
 
 def run_trajectory_attach(
@@ -68,48 +70,35 @@ def run_trajectory_attach(
     if run.trajectory_id is not None:
         raise TrajectoryRejected("run", f"run {run.pk} already has a trajectory")
     prepared = trajectory_prepare(data=data, path=path, filename=filename)
-    return trajectory_store(prepared, then=lambda trajectory: _attach(run, trajectory))
+    return trajectory_store(prepared, then=lambda trajectory: run_spend_set(run, trajectory))
 
 
 def trajectory_upload(
     *,
+    run_id: int,
     data: bytes | None = None,
     path: Path | None = None,
     file: BinaryIO | None = None,
     filename: str = "",
-    run_id: int | None = None,
-    agent_slug: str = "",
-    task_slug: str = "",
     max_bytes: int | None = None,
     user: AbstractBaseUser | None = None,
 ) -> Trajectory:
-    """An upload for an existing run, or for a new run of an agent on a task (no submission).
-
-    The new run and the trajectory are created together or not at all. `user` is the account
-    uploading (None: the operator, from the command line): it must be allowed to act for the
-    run or the agent (TrajectoryForbidden otherwise).
-    """
-    if run_id is not None and (agent_slug or task_slug):
-        raise TrajectoryRejected("run", "give either a run id or an agent and a task, not both")
-    if run_id is None:
-        task = _task_for_new_run(agent_slug=agent_slug, task_slug=task_slug)
-    else:
-        _check_run(run_id=run_id, user=user)
+    """The log of an existing run that has none yet, attached or nothing at all. `user` is the
+    account uploading (None: the operator, from the command line): it must be allowed to act
+    for the run (TrajectoryForbidden otherwise)."""
+    _check_run(run_id=run_id, user=user)
     # Parsing takes seconds on a large log: it happens before the transaction opens.
     prepared = trajectory_prepare(
         data=data, path=path, file=file, filename=filename, max_bytes=max_bytes
     )
 
     def attach(trajectory: Trajectory) -> None:
-        if run_id is None:
-            run = _run_create(
-                agent_name=agent_slug.strip(), task=task, user=user, trajectory=trajectory
-            )
-        else:
-            run = Run.objects.select_for_update().get(pk=run_id)
-            if run.trajectory_id is not None:
-                raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
-        _attach(run, trajectory)
+        run = Run.objects.select_for_update().select_related("agent").get(pk=run_id)
+        if run.trajectory_id is not None:
+            raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
+        agent_harness_check(agent=run.agent, harness=HARNESS_BY_FORMAT.get(trajectory.format, ""))
+        _run_describe(run, trajectory)
+        run_spend_set(run, trajectory)
 
     return trajectory_store(prepared, then=attach)
 
@@ -126,7 +115,9 @@ def _check_run(*, run_id: int, user: AbstractBaseUser | None) -> None:
         raise TrajectoryRejected("run", f"run {run_id} already has a trajectory")
 
 
-def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
+def task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
+    """The active task a new run of the agent named `agent_slug` is uploaded for, or
+    TrajectoryRejected naming the field that is wrong."""
     try:
         agent_name_parse(agent_slug)
     except AgentNameRefused as exc:
@@ -139,46 +130,35 @@ def _task_for_new_run(*, agent_slug: str, task_slug: str) -> Task:
     return task
 
 
-def _run_create(
-    *, agent_name: str, task: Task, user: AbstractBaseUser | None, trajectory: Trajectory
-) -> Run:
-    """A run known only from its log: finished, with no submission to grade. A new agent is
-    described by the log it arrived with."""
-    new_agent = not Agent.objects.filter(name_key=agent_name_parse(agent_name).key).exists()
-    try:
-        agent = agent_for_account(name=agent_name, user=user)
-    except NotYours as exc:
-        raise TrajectoryForbidden("agent", exc.message) from None
-    except AgentNameRefused as exc:
-        raise TrajectoryRejected("agent", exc.message) from None
-    if new_agent:
-        _agent_describe(agent, trajectory)
-    return run_log_create(agent=agent, task=task, created_by=user)
+def agent_harness_check(*, agent: Agent, harness: str) -> None:
+    """Refuse a log that another harness than the agent's wrote, saying how to upload it."""
+    if not harness or agent.harness not in LOG_HARNESSES or agent.harness == harness:
+        return
+    raise TrajectoryRejected(
+        "agent",
+        f"this log was written by {harness}; the agent {agent.name!r} is a {agent.harness} "
+        f"agent: make a second agent for it, e.g. {f'{agent.name} ({harness})'!r}",
+    )
 
 
-def _agent_describe(agent: Agent, trajectory: Trajectory) -> None:
-    """Fill the agent's blank model, harness and CLI version from what its log names.
-
-    Only for an agent the upload created: on an existing agent these fields choose what the
-    arena runs (a CLI version pins it), so a log must not change them."""
+def _run_describe(run: Run, trajectory: Trajectory) -> None:
+    """Fill what the run does not say it ran from what its log says (an arena run's own
+    record stays)."""
     summary = trajectory.summary if isinstance(trajectory.summary, dict) else {}
     found = {
-        "model": str(summary.get("model") or ""),
         "harness": HARNESS_BY_FORMAT.get(trajectory.format, ""),
+        "model": str(summary.get("model") or ""),
         "cli_version": str(summary.get("cli_version") or ""),
     }
-    fields = []
-    for name, value in found.items():
-        value = value.strip()[: Agent._meta.get_field(name).max_length]
-        if value and not getattr(agent, name):
-            setattr(agent, name, value)
-            fields.append(name)
-    if fields:
-        agent.save(update_fields=fields)
+    blank = [name for name, value in found.items() if value and not getattr(run, name)]
+    for name in blank:
+        setattr(run, name, found[name][: Run._meta.get_field(name).max_length])
+    if blank:
+        run.save(update_fields=blank)
 
 
-def _attach(run: Run, trajectory: Trajectory) -> None:
-    """The run's spend is what its trajectory says it spent."""
+def run_spend_set(run: Run, trajectory: Trajectory) -> None:
+    """Attach the trajectory: the run's spend is what it says it spent."""
     run.trajectory = trajectory
     run.input_tokens = trajectory.input_tokens
     run.output_tokens = trajectory.output_tokens

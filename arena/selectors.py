@@ -10,7 +10,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet, Value
 from django.urls import reverse
 
-from arena.models import Batch, Run, Submission
+from arena.models import Agent, Batch, Run, Submission
 from evaluator.batch import verdict_line
 from evaluator.models import Evaluation
 from evaluator.selectors import reader_is_operator
@@ -56,6 +56,15 @@ def _readable(rows: QuerySet, *, public: Q, owned: Q | bool) -> QuerySet:
     return rows.filter(public | owned).annotate(
         disclosed=ExpressionWrapper(owned, output_field=BooleanField())
     )
+
+
+def agents_of(*, user: Reader) -> QuerySet[Agent]:
+    """The agents an account acts for and may upload under: its own and its organisations'
+    (staff: only those too, not every agent)."""
+    if user is None or not user.is_authenticated:
+        return Agent.objects.none()
+    mine = Q(owner=user) | Q(organisation__in=user.groups.values("pk"))
+    return Agent.objects.filter(mine).order_by("name")
 
 
 def runs_public() -> QuerySet[Run]:

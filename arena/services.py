@@ -101,10 +101,13 @@ def agent_may_act(*, user: AbstractBaseUser, agent: Agent) -> bool:
     )
 
 
-def agent_for_account(*, name: str, user: AbstractBaseUser | None) -> Agent:
-    """The agent an account submits under: a new name makes an agent owned by the account; a
-    name that is someone else's is refused (NotYours). None is the platform itself."""
-    agent = agent_get_or_create(name=name, owner=user)
+def agent_for_account(
+    *, name: str, user: AbstractBaseUser | None, defaults: dict | None = None
+) -> Agent:
+    """The agent an account submits under: a new name makes an agent owned by the account
+    (with `defaults`: harness, model...); a name that is someone else's is refused (NotYours).
+    None is the platform itself."""
+    agent = agent_get_or_create(name=name, owner=user, defaults=defaults)
     if user is None or agent_may_act(user=user, agent=agent):
         return agent
     if agent.owner_id is None:
@@ -144,12 +147,12 @@ def submission_create(
     """An uploaded solution: Run + Evaluation + Submission, graded once this commits. `user`
     must be allowed to act for the named agent (NotYours otherwise); nothing is written then."""
     agent = agent_for_account(name=agent_name, user=user)
-    return _upload_add(
+    return upload_submission_add(
         task=task, agent=agent, solution_name=solution_name, solution_code=solution_code, user=user
     )
 
 
-def _upload_add(
+def upload_submission_add(
     *,
     task: Task,
     agent: Agent,
@@ -206,7 +209,7 @@ def batch_submit(
             continue
         held.add(identity)
         created.append(
-            _upload_add(
+            upload_submission_add(
                 task=task,
                 agent=agent,
                 solution_name=name,

@@ -82,6 +82,11 @@ urlpatterns = [
         name="transcript-export",
     ),
     path("trajectories/upload/", run_log_views.trajectory_upload_form, name="trajectory-upload"),
+    path(
+        "trajectories/upload/confirm/",
+        run_log_views.trajectory_upload_confirm,
+        name="trajectory-upload-confirm",
+    ),
     path("", include("leaderboard.urls")),
 ]
 # Under /api/ Django's own errors answer in the API's JSON error shape, elsewhere as pages.

@@ -410,6 +410,9 @@ class RunOutputSerializer(serializers.Serializer):
     created_by = serializers.CharField(
         source="created_by.username", allow_null=True, default=None, help_text="the account"
     )
+    harness = serializers.CharField(help_text="what ran: read from the run's log where it has one")
+    model = serializers.CharField(help_text="the model that ran, which may differ from the agent's")
+    cli_version = serializers.CharField()
     input_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     cache_read_tokens = serializers.IntegerField()
@@ -527,6 +530,18 @@ def _run_verdict(run: Run) -> Verdict:
     )
 
 
+class KernelProvenanceSerializer(serializers.Serializer):
+    """Where an uploaded run's kernel came from: attached beside its log, or the last write of
+    it in the log (path, turn, tool)."""
+
+    source = serializers.CharField(source="kernel_source", help_text="attached or log")
+    name = serializers.CharField(source="evaluation.solution_name")
+    path = serializers.CharField(source="kernel_path")
+    turn = serializers.IntegerField(source="kernel_turn", allow_null=True)
+    tool = serializers.CharField(source="kernel_tool")
+    thread = serializers.CharField(source="kernel_thread")
+
+
 class ImportedRunOutputSerializer(serializers.Serializer):
     """Where an imported run came from and the result its benchmark published for it."""
 
@@ -545,6 +560,9 @@ class RunDetailApi(APIView):
         category = serializers.CharField(source="task.category")
         status = serializers.CharField()
         failure_reason = serializers.CharField()
+        harness = serializers.CharField()
+        model = serializers.CharField()
+        cli_version = serializers.CharField()
         input_tokens = serializers.IntegerField()
         output_tokens = serializers.IntegerField()
         cost_usd = serializers.FloatField(allow_null=True)
@@ -552,6 +570,17 @@ class RunDetailApi(APIView):
         verdict = serializers.SerializerMethodField()
         evaluations = serializers.SerializerMethodField()
         imported = serializers.SerializerMethodField()
+        kernel = serializers.SerializerMethodField()
+        log_names_task = serializers.BooleanField(
+            allow_null=True, help_text="false: its log never names the task's slug or files"
+        )
+
+        @extend_schema_field(KernelProvenanceSerializer(allow_null=True))
+        def get_kernel(self, run: Run) -> dict | None:
+            latest = max(run.submissions.all(), key=lambda s: s.pk, default=None)
+            if latest is None or not latest.kernel_source:
+                return None
+            return KernelProvenanceSerializer(latest).data
 
         @extend_schema_field(
             serializers.ChoiceField(

@@ -14,14 +14,16 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db import transaction
@@ -48,6 +50,7 @@ from transcripts.spool import (
     orphans_sweep,
     place,
     work_folder,
+    work_root,
     write_normalized_gz,
     write_raw_gz,
 )
@@ -92,13 +95,15 @@ def trajectory_limits(*, max_bytes: int | None = None) -> ArchiveLimits:
 @dataclass
 class Prepared:
     """A checked, redacted and parsed upload, ready to be written: its row, and its two files
-    waiting gzipped in a work folder of its own (spool.py), removed by `discard()`."""
+    waiting gzipped in a work folder of its own (spool.py), removed by `discard()`.
+    `examined` is what the caller's `examine` made of the parsed transcript."""
 
     row: Trajectory
     raw_gz: Path
     raw_name: str
     normalized_gz: Path
     folder: Path
+    examined: Any = None
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -163,6 +168,7 @@ def trajectory_prepare(
     file: BinaryIO | None = None,
     filename: str = "",
     max_bytes: int | None = None,
+    examine: Callable[[Transcript], Any] | None = None,
 ) -> Prepared:
     """Everything but the writing: size check, unpacking, redaction, parsing (no transaction).
 
@@ -171,7 +177,9 @@ def trajectory_prepare(
     temporary folder, never whole in memory: the upload is read in chunks and refused past a
     cap as it streams; archives are expanded by transcripts.formats.archives to files there,
     redacted on the way; the parsers read those files line by line; both stored files are
-    gzipped there as they are written. What stays in memory is the parsed transcript.
+    gzipped there as they are written. What stays in memory is the parsed transcript, which
+    `examine` (the caller's: the kernel an agent wrote, say) reads before it is let go; what it
+    raises refuses the upload.
     """
     limits = trajectory_limits(max_bytes=max_bytes)
     if path is not None and path.is_dir():
@@ -192,6 +200,7 @@ def trajectory_prepare(
         raw_gz = write_raw_gz(unpacked, folder / "raw.gz")
         transcript = _parse(unpacked.files, parse_name)
         row = _trajectory_row(transcript, filename=filename, sha256=sha256, size_bytes=size_bytes)
+        examined = examine(transcript) if examine is not None else None
         # Secrets written with JSON escapes in the raw log only show once parsed: redact again.
         normalized_gz = write_normalized_gz(transcript, folder / "normalized.json.gz")
         del transcript
@@ -207,7 +216,85 @@ def trajectory_prepare(
         raw_name=f"{parse_name}.gz",
         normalized_gz=normalized_gz,
         folder=folder,
+        examined=examined,
     )
+
+
+# -- an upload held for its uploader's confirmation --------------------------------------------
+
+_HELD = "held.json"
+_HANDLE = re.compile(r"import-[A-Za-z0-9_]{1,40}")
+_ROW_FIELDS_LEFT = ("id", "raw_log", "normalized", "created_at")
+
+
+def trajectory_hold(prepared: Prepared, *, note: dict[str, Any]) -> str:
+    """Keep a prepared upload in its work folder, to be stored later (once its uploader has
+    confirmed what was found in it): its row and the caller's JSON `note` are written beside
+    its two files. The handle names the folder; held_max_age_s() after this, the upload is
+    refused, and the orphan sweep removes the folder once ARENA_ORPHAN_MAX_AGE_S old."""
+    row = {
+        field.attname: getattr(prepared.row, field.attname)
+        for field in Trajectory._meta.concrete_fields
+        if field.attname not in _ROW_FIELDS_LEFT
+    }
+    document = {"row": row, "raw_name": prepared.raw_name, "note": note}
+    (prepared.folder / _HELD).write_text(json.dumps(document), encoding="utf-8")
+    return prepared.folder.name
+
+
+def held_max_age_s() -> float:
+    # Half the sweep's age: a held upload is taken back well before the sweep may remove it.
+    return settings.ARENA_ORPHAN_MAX_AGE_S / 2
+
+
+def trajectory_held_note(handle: str) -> tuple[Trajectory, dict[str, Any]] | None:
+    """A held upload's row (unsaved) and note, read and left where it is; None where it is
+    gone or expired."""
+    folder = work_root() / handle
+    if not _HANDLE.fullmatch(handle) or not (folder / _HELD).is_file():
+        return None
+    try:
+        if time.time() - (folder / _HELD).stat().st_mtime > held_max_age_s():
+            return None
+        document = json.loads((folder / _HELD).read_text(encoding="utf-8"))
+        return Trajectory(**document["row"]), document["note"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def trajectory_held(handle: str) -> tuple[Prepared, dict[str, Any]]:
+    """Take back an upload held by trajectory_hold, with its note: once only (its folder is
+    renamed away first, so a second take finds nothing). TrajectoryRejected where it is gone,
+    never was, or is older than held_max_age_s(). The caller stores it or discards it."""
+    gone = TrajectoryRejected("file", "this upload is no longer held: upload the log again")
+    if not _HANDLE.fullmatch(handle):
+        raise gone
+    taken = work_root() / f"{handle}-taken"
+    try:
+        os.rename(work_root() / handle, taken)
+    except OSError:
+        raise gone from None
+    prepared = Prepared(
+        row=Trajectory(),
+        raw_gz=taken / "raw.gz",
+        raw_name="",
+        normalized_gz=taken / "normalized.json.gz",
+        folder=taken,
+    )
+    try:
+        if time.time() - (taken / _HELD).stat().st_mtime > held_max_age_s():
+            raise gone
+        document = json.loads((taken / _HELD).read_text(encoding="utf-8"))
+        os.utime(taken)  # young again: the sweep leaves it alone while it is stored
+        prepared.row = Trajectory(**document["row"])
+        prepared.raw_name = document["raw_name"]
+        return prepared, document["note"]
+    except (OSError, ValueError, KeyError, TypeError):
+        prepared.discard()
+        raise gone from None
+    except BaseException:
+        prepared.discard()
+        raise
 
 
 @contextmanager

@@ -178,6 +178,7 @@ NOT_READS = {
     "/api/docs/": "the Swagger page: no rows",
     "/api/": "the API's JSON 404 for every path under /api/ that nothing else answers",
     "/trajectories/upload/": "the upload form: no rows",
+    "/trajectories/upload/confirm/": "the upload's second step: the uploader's own held log",
     "/tasks/": "the catalogue: no runs",
     "/scoring/": "how scores are taken: no rows",
 }

@@ -8,6 +8,9 @@ the log stops showing (an edit of a file the log never wrote whole, `sed -i`, a 
 names it) has unknown content until its next whole write, and the result says why. Abandoned
 branches are not replayed: a rewind may have restored the files, a retried response never ran
 its tools.
+
+The files the agent found in its folder (`known`: the task's starter, say) are where the replay
+starts: an agent that copies `starter/solution.py` and then edits the copy leaves known text.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import fnmatch
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from .apply_patch import FileDiff, envelope_to_diffs, parse_envelope
@@ -66,11 +69,16 @@ class FileNotWritten(LookupError):
 
 
 def written_files(
-    transcript: Transcript, *, names: Iterable[str] = SOLUTION_NAMES
+    transcript: Transcript,
+    *,
+    names: Iterable[str] = SOLUTION_NAMES,
+    known: Mapping[str, str] | None = None,
 ) -> list[WrittenFile]:
     """Every file the log writes, as it stands at the end, the last written last. `names` are
-    files a script or a glob may write before the log ever names them otherwise."""
-    replay = _replay(transcript, tuple(names))
+    files a script or a glob may write before the log ever names them otherwise; `known` holds
+    the files in the agent's folder before it started (path relative to that folder -> text),
+    which copies and edits start from but which are not listed unless the log writes them."""
+    replay = _replay(transcript, tuple(names), dict(known or {}))
     return [_public(f) for f in sorted(replay.files.values(), key=lambda f: f.order)]
 
 
@@ -81,16 +89,18 @@ def solution_from_transcript(
     task_slug: str | None = None,
     skip_folders: Iterable[str] = STARTER_FOLDERS,
     defining: str | None = SOLUTION_CLASS,
+    known: Mapping[str, str] | None = None,
 ) -> WrittenFile | None:
     """The solution file as the log leaves it, or None where the log writes none.
 
     A solution is a file named one of `names` (by its last path part), outside `skip_folders`;
     with `task_slug`, one in a folder named for the task is preferred (a log of several tasks).
     The last written wins, a deleted one only where no other is left. Where no file has such a
-    name, the last written file whose known content defines class `defining` is taken.
+    name, the last written file whose known content defines class `defining` is taken. `known`:
+    as for written_files.
     """
     wanted, skipped = tuple(names), frozenset(skip_folders)
-    files = written_files(transcript, names=wanted)
+    files = written_files(transcript, names=wanted, known=known)
     found = [f for f in files if posixpath.basename(f.path) in wanted and not _under(f, skipped)]
     if not found and defining:
         pattern = re.compile(rf"^class\s+{re.escape(defining)}\b", re.MULTILINE)
@@ -105,13 +115,15 @@ def solution_from_transcript(
     return alive[-1] if alive else None
 
 
-def file_from_transcript(transcript: Transcript, path: str) -> WrittenFile:
+def file_from_transcript(
+    transcript: Transcript, path: str, *, known: Mapping[str, str] | None = None
+) -> WrittenFile:
     """The file `path` (a path, or a bare name matched on the last path part) as the log leaves
-    it; raises FileNotWritten when the log never writes it."""
+    it; raises FileNotWritten when the log never writes it. `known`: as for written_files."""
     name = posixpath.basename(path)
     if not name:
         raise FileNotWritten(f"{path!r}: not a file's name")
-    files = written_files(transcript, names=(name,))
+    files = written_files(transcript, names=(name,), known=known)
     if "/" in path:
         same = [f for f in files if _same_path(f.path, path, transcript.cwd)]
     else:
@@ -251,7 +263,7 @@ def _public(file: _File) -> WrittenFile:
     )
 
 
-def _replay(transcript: Transcript, names: tuple[str, ...]) -> _Replay:
+def _replay(transcript: Transcript, names: tuple[str, ...], known: dict[str, str]) -> _Replay:
     sites = _in_order(transcript)
     links = _call_links(sites)
     calls = {links[id(s.event)] for s in sites if s.event.kind == EventKind.TOOL_CALL}
@@ -259,7 +271,7 @@ def _replay(transcript: Transcript, names: tuple[str, ...]) -> _Replay:
     changes: dict[tuple[str, str], list[Event]] = {}
     for site in _linked(sites, links, EventKind.FILE_CHANGE):
         changes.setdefault(links[id(site.event)], []).append(site.event)
-    replay = _Replay(transcript.cwd, names)
+    replay = _Replay(transcript.cwd, names, known)
     for site in sites:
         event, link = site.event, links.get(id(site.event))
         if event.kind == EventKind.TOOL_CALL and link is not None:
@@ -302,9 +314,11 @@ def _call_links(sites: list[_Site]) -> dict[int, tuple[str, str]]:
 class _Replay:
     """File contents as the writes leave them, keyed by path relative to the log's folder."""
 
-    def __init__(self, cwd: str | None, names: tuple[str, ...]) -> None:
+    def __init__(self, cwd: str | None, names: tuple[str, ...], known: dict[str, str]) -> None:
         self.cwd = posixpath.normpath(cwd) if cwd else None
         self.names = names
+        # The folder's files before the agent started, by path relative to it: never listed.
+        self.initial = {posixpath.normpath(path): text for path, text in known.items()}
         self.files: dict[str, _File] = {}
         self.by_name: dict[str, set[str]] = {}  # last path part -> keys, for lookups by name
         self.order = 0
@@ -358,6 +372,17 @@ class _Replay:
                 keys.append(key)
         return keys
 
+    def content(self, key: str) -> str | None:
+        """The text of the file at `key` so far: as last written, else as the agent found it."""
+        file = self.files.get(key)
+        if file is not None:
+            return None if file.deleted else file.content
+        if key in self.initial:
+            return self.initial[key]
+        # Without the log's folder, an absolute path ends with the known file's.
+        same = [text for path, text in self.initial.items() if key.endswith("/" + path)]
+        return same[0] if len(same) == 1 else None
+
     # -- one change of one file ------------------------------------------------------------
 
     def _one(self, op: FileOp, key: str, site: _Site) -> None:
@@ -375,7 +400,7 @@ class _Replay:
             self._set(key, op.path, None, reason, site)
 
     def _change(self, op: FileOp, key: str, site: _Site, before: _File | None) -> None:
-        known = None if before is None or before.deleted else before.content
+        known = self.content(key)
         if op.kind == "write" or (op.kind == "append" and before is not None and before.deleted):
             content: str | None = op.text
         else:
@@ -396,9 +421,9 @@ class _Replay:
         self._set(key, op.path, None, reason, site)
 
     def _copy(self, op: FileOp, key: str, site: _Site) -> None:
-        source = self.files.get(self.key(op.source or "", op.folder))
-        if source is not None and source.content is not None and not source.deleted:
-            self._set(key, op.path, source.content, None, site)
+        content = self.content(self.key(op.source or "", op.folder))
+        if content is not None:
+            self._set(key, op.path, content, None, site)
             return
         reason = (
             f"{posixpath.basename(op.path)} is copied at {_where(site, op)} from {op.source}, "
@@ -438,9 +463,9 @@ class _Replay:
         tracked = TrackedFiles()
         for file_op in parse_envelope(envelope):
             for path in filter(None, (file_op.path, file_op.move_to)):
-                known = self.files.get(self.key(path, folder))
-                if known is not None and known.content is not None and not known.deleted:
-                    tracked.set(path, known.content)
+                known = self.content(self.key(path, folder))
+                if known is not None:
+                    tracked.set(path, known)
         return tracked
 
     # -- scripts ---------------------------------------------------------------------------

@@ -210,6 +210,37 @@ def test_the_starter_copy_is_not_the_solution():
     assert solution(transcript).content == KERNEL
 
 
+def test_a_copy_of_the_known_starter_edited_in_place_is_the_solution():
+    # A triton2triton agent's way: copy the starter it found, then edit the copy.
+    starter = {"starter/solution.py": KERNEL, "reference.py": "class Model: ...\n"}
+    copy = shell_call("s1", "cp starter/solution.py solution.py", workdir="/repo")
+    patch = {
+        "type": "custom_tool_call",
+        "call_id": "p1",
+        "name": "apply_patch",
+        "input": PATCH_TUNE,
+    }
+    transcript = codex_rollout(copy, codex_output("s1"), patch, codex_output("p1"))
+    found = solution(transcript, known=starter)
+    assert (found.path, found.content, found.tool_name) == ("solution.py", TUNED, "apply_patch")
+    without = solution(transcript)
+    assert without.content is None and "copied" in (without.reason or "")
+    # What the agent found is where it starts, never something the log wrote.
+    assert [f.path for f in written_files(transcript, known=starter)] == ["solution.py"]
+
+
+def test_an_edit_of_a_known_file_by_its_absolute_path_starts_from_its_text():
+    edit = {"old_string": "BLOCK = 128", "new_string": "BLOCK = 256"}
+    transcript = claude_session(
+        claude_prompt(),
+        claude_assistant(1, tool_use("t1", "Edit", file_path="/w/solution.py", **edit)),
+        claude_result(1, "t1"),
+    )
+    assert solution(transcript, known={"solution.py": KERNEL}).content == TUNED
+    named = file_from_transcript(transcript, "solution.py", known={"solution.py": KERNEL})
+    assert (named.content, named.turn) == (TUNED, 1)
+
+
 def test_the_last_written_solution_wins_and_the_task_folder_is_preferred():
     transcript = claude_session(
         claude_prompt(),

@@ -219,16 +219,20 @@ def test_api_reports_malformed_lines_with_their_numbers(client, api_token, run, 
 def test_a_failure_after_the_files_are_written_leaves_no_rows_and_no_files(
     client, api_token, task, codex_log, media_root, monkeypatch
 ):
-    from arena import run_logs
+    from arena import log_uploads
 
     def fail(run, trajectory):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(run_logs, "_attach", fail)
+    monkeypatch.setattr(log_uploads, "run_spend_set", fail)
     path, _ = codex_log
     with pytest.raises(RuntimeError):
-        run_logs.trajectory_upload(
-            data=path.read_bytes(), filename=path.name, agent_slug="Codex", task_slug=task.slug
+        log_uploads.log_upload(
+            user=None,
+            data=path.read_bytes(),
+            filename=path.name,
+            agent_name="Codex",
+            task_slug=task.slug,
         )
     assert not Trajectory.objects.exists() and not Run.objects.exists()
     assert stored_files(media_root) == []
@@ -346,7 +350,7 @@ def test_the_command_reports_bad_input_naming_the_field(run, tmp_path):
     bad.write_text("{}\n")
     with pytest.raises(CommandError, match=r"file: .*not a log in any known format"):
         call_command("upload_trajectory", str(bad), run=run.pk)
-    with pytest.raises(CommandError, match="give --run N"):
+    with pytest.raises(CommandError, match="give --agent NAME and --task SLUG, or --run N"):
         call_command("upload_trajectory", str(bad))
     with pytest.raises(CommandError, match="no such file or folder"):
         call_command("upload_trajectory", str(tmp_path / "missing"), run=run.pk)

@@ -88,14 +88,22 @@ def test_the_form_offers_the_active_tasks_grouped_by_suite(staff_client, tasks):
     assert 'value="old/gone"' not in html
 
 
+KERNEL = b"import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+
+
 def test_the_form_makes_a_run_of_the_chosen_task(staff_client, tasks, codex_log):
     path, _ = codex_log
-    body = {"file": named(path.name, path.read_bytes()), "agent": "Codex", "task": "level1/matmul"}
+    body = {
+        "file": named(path.name, path.read_bytes()),
+        "solution": named("solution.py", KERNEL),
+        "agent": "Codex",
+        "task": "level1/matmul",
+    }
     response = staff_client.post(FORM, body)
     assert response.status_code == 302, response.content.decode()
     run = Run.objects.get()
     assert run.task.slug == "level1/matmul" and run.agent.slug == "codex"
-    assert response["Location"] == f"/runs/{run.pk}/transcript"
+    assert response["Location"] == f"/runs/{run.pk}/"
 
 
 @pytest.mark.parametrize("slug", ["no/such-task", "old/gone"])
@@ -130,7 +138,9 @@ def test_the_form_describes_a_new_agent_from_its_claude_code_folder(
 ):
     folder, _ = claude_folder
     upload = named("session.zip", zip_folder(folder))
-    response = staff_client.post(FORM, {"file": upload, "agent": "My Claude", "task": task.slug})
+    kernel = named("solution.py", KERNEL)
+    body = {"file": upload, "solution": kernel, "agent": "My Claude", "task": task.slug}
+    response = staff_client.post(FORM, body)
     assert response.status_code == 302, response.content.decode()
     agent = Agent.objects.get(slug="my-claude")
     assert (agent.model, agent.harness, agent.cli_version) == (
