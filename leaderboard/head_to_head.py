@@ -34,6 +34,7 @@ class Side:
     best: float | None = None  # best ranked speedup; None where no run is ranked
     slowest: float | None = None  # slowest ranked speedup, for the spread of repeats
     best_run_id: int | None = None
+    flagged: int = 0  # of its runs, those the grader flagged
 
 
 @dataclass(frozen=True)

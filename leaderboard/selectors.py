@@ -455,6 +455,7 @@ def head_to_head_duels(*, a: Agent, b: Agent, filters: ScoreFilters) -> list[Tas
             .annotate(
                 n=Count("id"),
                 n_ranked=Count("id", filter=_TIMED),
+                n_flagged=Count("id", filter=Q(flagged=True)),
                 best=Max("speedup", filter=_TIMED),
                 slowest=Min("speedup", filter=_TIMED),
             )
@@ -472,6 +473,7 @@ def head_to_head_duels(*, a: Agent, b: Agent, filters: ScoreFilters) -> list[Tas
                 best=r["best"],
                 slowest=r["slowest"],
                 best_run_id=best_runs.get((slugs[r["agent_id"]], r["task__slug"])),
+                flagged=r["n_flagged"],
             )
         return [
             TaskDuel(task=task, a=by_agent.get(a.pk), b=by_agent.get(b.pk))

@@ -19,6 +19,8 @@
       return (x < y ? -1 : 1) * (descending ? -1 : 1);
     });
     rows.forEach(function (row) { body.appendChild(row); });
+    // The places were taken for the server's sort key: in another order they say nothing.
+    table.classList.add("resorted");
     var headers = table.tHead.rows[0].cells;
     for (var i = 0; i < headers.length; i++) headers[i].removeAttribute("aria-sort");
     header.setAttribute("aria-sort", descending ? "descending" : "ascending");

@@ -14,6 +14,7 @@ from leaderboard.selectors import (
     agent_score_list,
     agent_task_rows,
     cpu_unranked_rows,
+    head_to_head_duels,
     leaderboard_filter_options,
     leaderboard_rows,
     matrix_cells,
@@ -367,3 +368,16 @@ def test_a_suite_selects_every_version_of_it(board):
     options = leaderboard_filter_options()
     assert list(options["suites"]) == ["core", "kernelbench-hard"]
     assert all(v.startswith("kernelbench-hard@") for v in options["suites"]["kernelbench-hard"])
+
+
+def test_head_to_head_duels_pair_two_agents_tasks_on_one_board(board):
+    alpha, beta = board["alpha"], board["beta"]
+    extra = make_run(beta, board["tasks"][0], speedup=2.5)  # beta's t1: 3x and 2.5x
+    duels = {d.task: d for d in head_to_head_duels(a=alpha, b=beta, filters=ScoreFilters())}
+    assert sorted(duels) == ["t1", "t2", "t3", "t4", "t5"]  # beta's t2 is on the H100 board
+    t1 = duels["t1"]
+    assert (t1.a.best, t1.b.best, t1.b.slowest, t1.b.ranked) == (2.0, 3.0, 2.5, 2)
+    assert t1.outcome == "b" and t1.b.best_run_id != extra.pk
+    assert duels["t2"].b is None and duels["t2"].outcome is None
+    assert (duels["t5"].a.best, duels["t5"].a.flagged) == (None, 1)  # flagged, not ranked
+    assert duels["t3"].a.flagged == 0 and duels["t3"].a.runs == 1
