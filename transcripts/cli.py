@@ -1,4 +1,5 @@
-"""`python -m transcripts`: inspect a log's counts, or render it to one self-contained HTML file.
+"""`python -m transcripts`: inspect a log's counts, take the kernel its agent last wrote, or
+render it to one self-contained HTML file.
 
 Needs no Django: it uses only transcripts.formats (and transcripts.render for `render`).
 """
@@ -15,6 +16,15 @@ from typing import Any
 from transcripts.formats import ArchiveLimits, Transcript, TranscriptFormatError, parse_path
 from transcripts.formats.archives import DEFAULT_LIMITS
 from transcripts.formats.schema import EventKind
+from transcripts.formats.written_files import (
+    FileNotWritten,
+    WrittenFile,
+    file_from_transcript,
+    solution_from_transcript,
+)
+
+# A workspace file larger than this is not source an agent edits (nor read whole).
+WORKSPACE_FILE_MAX_BYTES = 1 << 20
 
 
 def summary(transcript: Transcript) -> dict[str, Any]:
@@ -71,7 +81,18 @@ def _readable(transcript: Transcript, counts: dict[str, Any]) -> str:
     if len(transcript.malformed) > 20:
         lines.append(f"malformed   ... and {len(transcript.malformed) - 20} more")
     lines.extend(f"note        {note}" for note in transcript.notes)
+    lines.append(f"kernel      {_kernel_origin(solution_from_transcript(transcript))}")
     return "\n".join(lines)
+
+
+def _kernel_origin(found: WrittenFile | None) -> str:
+    if found is None:
+        return "none: the log writes no solution.py and no file that defines ModelNew"
+    if found.content is None:
+        return f"{found.path}, unknown: {found.reason}"
+    by = f" by {found.tool_name}" if found.tool_name else ""
+    where = "" if found.thread_kind == "main" else f" of subagent {found.thread_id}"
+    return f"{found.path}, written at turn {found.turn}{where}{by}"
 
 
 def _limits(args: argparse.Namespace) -> ArchiveLimits:
@@ -106,6 +127,40 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kernel(args: argparse.Namespace) -> int:
+    transcript = parse_path(args.path, limits=_limits(args))
+    known = _workspace_files(Path(args.workspace)) if args.workspace else None
+    try:
+        if args.file:
+            found: WrittenFile | None = file_from_transcript(transcript, args.file, known=known)
+        else:
+            found = solution_from_transcript(transcript, known=known)
+    except FileNotWritten as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(_kernel_origin(found), file=sys.stderr)
+    if found is None or found.content is None:
+        return 1
+    if args.output:
+        Path(args.output).write_text(found.content, encoding="utf-8")
+    else:
+        sys.stdout.write(found.content)
+    return 0
+
+
+def _workspace_files(folder: Path) -> dict[str, str]:
+    """The agent's folder as it started (a task's folder: its starter), by relative path."""
+    files: dict[str, str] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        if path.stat().st_size > WORKSPACE_FILE_MAX_BYTES:
+            continue
+        try:
+            files[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+    return files
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m transcripts", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -118,7 +173,19 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("-o", "--output", required=True, help="the HTML file to write")
     render.add_argument("--title", default=None, help="the page title")
     render.set_defaults(handler=_render)
-    for command in (inspect, render):
+    kernel = commands.add_parser(
+        "kernel", help="the last content the log's agent wrote to its solution file"
+    )
+    kernel.add_argument("path", help="a log file, or a folder with a session and its subagents")
+    kernel.add_argument("-o", "--output", help="write it here (default: standard output)")
+    kernel.add_argument("--file", help="another file the log wrote, by path or name")
+    kernel.add_argument(
+        "--workspace",
+        help="the agent's folder as it started (a task's folder, with its starter/), from "
+        "which copies and edits are replayed",
+    )
+    kernel.set_defaults(handler=_kernel)
+    for command in (inspect, render, kernel):
         _add_limits(command)
     return parser
 

@@ -16,6 +16,8 @@ SILU_KERNEL = (
     "        return x * torch.sigmoid(x)  # draft\n"
 )
 SILU_EDITED = SILU_KERNEL.replace("# draft", "# final")
+# What the second write of each log changes (an Edit, an apply_patch hunk).
+DRAFT_TO_FINAL = ("# draft", "# final")
 
 
 def _jsonl(records: list[dict[str, Any]]) -> bytes:
@@ -29,10 +31,10 @@ def claude_code_log(
     session: str = "sess-1",
     cwd: str = "/workspace",
     model: str = "claude-sonnet-4-5",
-    edit: bool = True,
+    change: tuple[str, str] | None = DRAFT_TO_FINAL,
 ) -> bytes:
-    """A Claude Code session that writes `kernel` to solution.py (turn 1) and edits its
-    comment (turn 2, unless `edit` is off)."""
+    """A Claude Code session that writes `kernel` to solution.py (turn 1) and edits it with
+    `change` (old, new) (turn 2, unless None)."""
     base = {"sessionId": session, "cwd": cwd, "version": "2.0.14", "isSidechain": False}
     usage = {"input_tokens": 1200, "output_tokens": 800, "cache_read_input_tokens": 3000}
     records: list[dict[str, Any]] = [
@@ -45,9 +47,9 @@ def claude_code_log(
         },
     ]
     calls = [("t1", "Write", {"file_path": f"{cwd}/solution.py", "content": kernel})]
-    if edit:
-        change = {"old_string": "# draft", "new_string": "# final"}
-        calls.append(("t2", "Edit", {"file_path": f"{cwd}/solution.py", **change}))
+    if change is not None:
+        edit = {"old_string": change[0], "new_string": change[1]}
+        calls.append(("t2", "Edit", {"file_path": f"{cwd}/solution.py", **edit}))
     for n, (call_id, tool, args) in enumerate(calls, start=1):
         message = {
             "id": f"m{n}",
@@ -85,9 +87,11 @@ def codex_log(
     session: str = "0199-codex",
     model: str = "gpt-5-codex",
     from_starter: bool = False,
+    change: tuple[str, str] = DRAFT_TO_FINAL,
 ) -> bytes:
-    """A Codex rollout that writes `kernel` with a shell heredoc (or copies the starter, with
-    `from_starter`) and then changes its comment with apply_patch."""
+    """A Codex rollout that writes `kernel` with a shell heredoc (or copies the starter, which
+    holds `kernel`, with `from_starter`) and then changes the line of it that holds
+    `change[0]` with apply_patch."""
     meta = {
         "id": session,
         "timestamp": "2026-01-05T11:00:00.000Z",
@@ -99,10 +103,10 @@ def codex_log(
         if from_starter
         else f"cat > solution.py <<'EOF'\n{kernel}EOF"
     )
+    line = next(line for line in kernel.splitlines() if change[0] in line)
     patch = (
         "*** Begin Patch\n*** Update File: solution.py\n@@\n"
-        "-        return x * torch.sigmoid(x)  # draft\n"
-        "+        return x * torch.sigmoid(x)  # final\n*** End Patch"
+        f"-{line}\n+{line.replace(*change)}\n*** End Patch"
     )
     tokens = {
         "input_tokens": 5000,

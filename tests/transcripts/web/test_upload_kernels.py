@@ -342,3 +342,31 @@ def test_the_command_refuses_a_kernel_that_is_not_python(silu, tmp_path, media_r
     with pytest.raises(CommandError, match=r"^solution: kernel.cu: not Python"):
         call_command("upload_trajectory", str(log), agent="C", task="silu", solution=kernel)
     assert nothing_stored(media_root)
+
+
+def test_a_graded_upload_brings_its_cost_to_the_board_and_the_cost_plot(client, api_token, silu):
+    from django.utils import timezone
+
+    from arena.lifecycle import run_finish
+    from arena.run_scores import leaderboard_record
+    from leaderboard import figures
+    from leaderboard.selectors import ScoreFilters, leaderboard_rows
+    from tests.leaderboard.factories import H200, grader_result
+
+    submission = Submission.objects.get(pk=upload_claude(client, api_token).json()["submission"])
+    # As a GPU worker stores its verdict.
+    Evaluation.objects.filter(pk=submission.evaluation_id).update(
+        status=Evaluation.Status.PASSED,
+        device="cuda",
+        ranked=True,
+        reward=1.0,
+        result=grader_result(speedup=2.0, gpu=H200),
+        finished_at=timezone.now(),
+    )
+    run_finish(run_id=submission.run_id)
+    score = leaderboard_record(submission_id=submission.pk)
+    assert score is not None and score.cost_usd == pytest.approx(0.033)
+    assert score.tokens == 2400 + 1600 + 6000
+    (row,) = leaderboard_rows(filters=ScoreFilters(gpu=H200))
+    assert row.score.cost_per_run_usd == pytest.approx(0.033)
+    assert figures.cost_vs_score([(row.agent.name, row.score)]) is not None
