@@ -74,7 +74,14 @@ class SubmissionInline(admin.TabularInline):
     model = Submission
     extra = 0
     can_delete = False
-    fields = ["evaluation", "created_at"]
+    fields = [
+        "evaluation",
+        "kernel_source",
+        "kernel_path",
+        "kernel_turn",
+        "kernel_tool",
+        "created_at",
+    ]
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:
@@ -145,8 +152,8 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ["id", "run", "evaluation", "created_at"]
-    list_filter = ["evaluation__status", "run__task__category"]
+    list_display = ["id", "run", "evaluation", "kernel_source", "created_at"]
+    list_filter = ["evaluation__status", "kernel_source", "run__task__category"]
     search_fields = ["run__agent__slug", "run__task__slug"]
     list_select_related = ["run__agent", "run__task", "evaluation__task"]
     # Newest first by primary key: indexed, unlike created_at, and the same order.

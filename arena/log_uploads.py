@@ -15,6 +15,7 @@ its two steps the prepared upload waits in its work folder (`log_upload_hold`).
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -450,6 +451,12 @@ def log_upload_held(handle: str, *, user: AbstractBaseUser) -> LogUpload:
         prepared.discard()
         raise
     return LogUpload(prepared, task, note["agent"], note["model"], reading, reading.kernel)
+
+
+def log_upload_drop(handle: str, *, user: AbstractBaseUser) -> None:
+    """Let go of an upload `user` held and will not confirm (its browser holds newer ones)."""
+    with contextlib.suppress(TrajectoryRejected):  # gone already
+        log_upload_held(handle, user=user).discard()
 
 
 def _reading_from_note(note: dict[str, Any]) -> LogReading:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from arena.log_uploads import (
     HeldUpload,
     LogAlreadyUploaded,
+    log_upload_drop,
     log_upload_held,
     log_upload_held_view,
     log_upload_hold,
@@ -127,6 +128,12 @@ class UploadForm(forms.Form):
         help_text="the final solution.py (ModelNew); none: the last one the log's agent wrote, "
         "shown to you to confirm",
     )
+    solution_path = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Or its path in the log",
+        help_text="another file the log's agent wrote, to take instead of solution.py",
+    )
     run = forms.IntegerField(
         required=False,
         min_value=1,
@@ -138,9 +145,8 @@ class UploadForm(forms.Form):
         data = super().clean()
         if data.get("run") is None and not (data.get("agent") and data.get("task")):
             raise forms.ValidationError("Give a run id, or an agent and a task.")
-        if data.get("run") is not None and (
-            data.get("agent") or data.get("task") or data.get("solution") or data.get("model")
-        ):
+        extra = ("agent", "task", "solution", "solution_path", "model")
+        if data.get("run") is not None and any(data.get(name) for name in extra):
             raise forms.ValidationError("Give either a run id or an agent and a task, not both.")
         return data
 
@@ -219,13 +225,16 @@ def _upload(request: HttpRequest, data: dict) -> HttpResponse:
         task_slug=data["task"],
         model=data["model"],
         solution=data["solution"],
+        solution_path=data["solution_path"],
     )
     if data["solution"] is not None:
         run = log_upload_store(prepared, user=request.user)
         return redirect("leaderboard:run-detail", run_id=run.pk)
     held = log_upload_hold(prepared, user=request.user)
-    kept = [h for h in request.session.get(_HELD_SESSION_KEY, []) if h != held.handle]
-    request.session[_HELD_SESSION_KEY] = [*kept, held.handle][-_HELD_KEPT:]
+    kept = [*request.session.get(_HELD_SESSION_KEY, []), held.handle]
+    for dropped in kept[:-_HELD_KEPT]:
+        log_upload_drop(dropped, user=request.user)
+    request.session[_HELD_SESSION_KEY] = kept[-_HELD_KEPT:]
     return _confirm_page(request, held, ConfirmForm(initial={"held": held.handle}))
 
 

@@ -11,6 +11,7 @@ import re
 import time
 
 import pytest
+from django.core.cache import cache
 
 from arena.models import Run, Submission
 from tests.transcripts.web.agent_logs import SILU_EDITED, SILU_KERNEL, claude_code_log, codex_log
@@ -19,6 +20,15 @@ from transcripts.models import Trajectory
 from transcripts.spool import work_root
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _write_budget_unspent():
+    # The account's write budget is counted in the cache, across tests: these upload a lot.
+    cache.clear()
+    yield
+    cache.clear()
+
 
 FORM = "/trajectories/upload/"
 CONFIRM = "/trajectories/upload/confirm/"
@@ -230,3 +240,26 @@ def test_the_form_offers_the_accounts_agents_with_their_harness(logged_in, silu)
     assert step_one(logged_in, kernel=SILU_KERNEL.encode()).status_code == 302
     page = logged_in.get(FORM).content.decode()
     assert '<option value="Opus">claude-code · claude-sonnet-4-5</option>' in page
+
+
+def test_another_file_the_log_wrote_can_be_named_and_one_it_never_wrote_is_refused(
+    logged_in, silu, media_root
+):
+    response = step_one(logged_in, solution_path="kernel.py")
+    assert response.status_code == 400
+    errors = re.search(r'id="errors-solution_path">(.*?)</ul>', response.content.decode(), re.S)
+    assert errors is not None and "kernel.py: the log never names this file" in errors.group(1)
+    assert nothing_stored(media_root) and held_folders() == []
+    named_one = step_one(logged_in, solution_path="/workspace/solution.py")
+    assert named_one.status_code == 200 and b"as the agent last wrote it at turn 2" in (
+        named_one.content
+    )
+
+
+def test_a_browser_holds_its_latest_uploads_and_lets_the_older_go(logged_in, silu):
+    handles = [
+        held_handle(step_one(logged_in, log=claude_code_log(session=f"s{n}"))) for n in range(6)
+    ]
+    assert sorted(p.name for p in held_folders()) == sorted(handles[1:])
+    assert logged_in.post(CONFIRM, {"held": handles[0], "action": "confirm"}).status_code == 400
+    assert logged_in.post(CONFIRM, {"held": handles[5], "action": "confirm"}).status_code == 302

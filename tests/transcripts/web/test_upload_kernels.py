@@ -9,6 +9,7 @@ import io
 import re
 
 import pytest
+from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
 from arena.models import Agent, Run, Submission
@@ -22,6 +23,15 @@ from transcripts.models import Trajectory
 from transcripts.spool import work_root
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _write_budget_unspent():
+    # The account's write budget is counted in the cache, across tests: these upload a lot.
+    cache.clear()
+    yield
+    cache.clear()
+
 
 CODEX_NAME = "rollout-2026-01-05T11-00-00-0199-codex.jsonl"
 
