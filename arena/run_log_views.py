@@ -145,6 +145,8 @@ class UploadForm(forms.Form):
         data = super().clean()
         if data.get("run") is None and not (data.get("agent") and data.get("task")):
             raise forms.ValidationError("Give a run id, or an agent and a task.")
+        if data.get("solution") and data.get("solution_path"):
+            self.add_error("solution_path", "Attach the kernel or name it in the log, not both.")
         extra = ("agent", "task", "solution", "solution_path", "model")
         if data.get("run") is not None and any(data.get(name) for name in extra):
             raise forms.ValidationError("Give either a run id or an agent and a task, not both.")

@@ -16,6 +16,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from arena.agent_names import AgentNameRefused, agent_name_parse
 from arena.models import Agent, Run
+from arena.run_verdicts import TRANSCRIPT_ONLY, verdict_of_run
 from arena.selectors import runs_visible_to
 from arena.services import run_may_act
 from evaluator.models import Evaluation
@@ -190,7 +191,15 @@ def transcript_run_context(
         run_status=run.status,
         download_url=download_url,
     )
-    if evaluation is not None:
+    if evaluation is None:
+        verdict = verdict_of_run(
+            run_status=run.status,
+            has_trajectory=run.trajectory_id is not None,
+            failure_reason=run.failure_reason,
+        )
+        # A log with no kernel says so, never "not graded" as if a grading were to come.
+        context.verdict = verdict.label if verdict.code == TRANSCRIPT_ONLY else None
+    else:
         context.verdict = evaluation.status
         context.reward = evaluation.reward
         context.solution = evaluation.solution_code

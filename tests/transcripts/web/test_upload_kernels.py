@@ -189,6 +189,8 @@ def test_a_log_that_writes_no_kernel_is_a_transcript_only(client, api_token, sil
     main = page[page.index("<main") : page.index("</main>")]  # the footer speaks of all runs
     assert "transcript only" in main and "graded again" not in main
     assert "none: a transcript only" in main
+    transcript = client.get(f"/runs/{run.pk}/transcript").content.decode()
+    assert "transcript only" in transcript and "not graded" not in transcript
     api = client.get(f"/api/v1/runs/{run.pk}").json()
     assert api["verdict"] == "transcript_only" and api["kernel"] is None
 
