@@ -287,8 +287,9 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"  # `collectstatic` target for deployments
-STATIC_ROOT.mkdir(exist_ok=True)
+# `collectstatic` target; the test suite's streams share one (Makefile).
+STATIC_ROOT = env_path("ARENA_STATIC_ROOT", DATA_DIR / "staticfiles")
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Static files are collected (`manage.py collectstatic`) with their content's hash in every name
 # and gzip and Brotli copies beside them, so a page names each asset by its content and a browser
 # keeps it for good. Wherever the app serves pages with DEBUG off, collect first: `make run`,
