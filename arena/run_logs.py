@@ -16,7 +16,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from arena.agent_names import AgentNameRefused, agent_name_parse
 from arena.models import Agent, Run
-from arena.run_verdicts import TRANSCRIPT_ONLY, verdict_of_run
+from arena.run_verdicts import verdict_of_grading, verdict_of_run
 from arena.selectors import runs_visible_to
 from arena.services import run_may_act
 from evaluator.models import Evaluation
@@ -191,16 +191,24 @@ def transcript_run_context(
         run_status=run.status,
         download_url=download_url,
     )
-    if evaluation is None:
-        verdict = verdict_of_run(
-            run_status=run.status,
-            has_trajectory=run.trajectory_id is not None,
-            failure_reason=run.failure_reason,
+    grading = None
+    if evaluation is not None and evaluation.status not in ("queued", "running"):
+        result = result_seen(evaluation.result or {}, disclosed=disclosed)
+        grading = verdict_of_grading(
+            status=evaluation.status, device=evaluation.device, result=result
         )
-        # A log with no kernel says so, never "not graded" as if a grading were to come.
-        context.verdict = verdict.label if verdict.code == TRANSCRIPT_ONLY else None
-    else:
-        context.verdict = evaluation.status
+    # The words and colour of the run page and the board: a flagged or CPU grading never reads
+    # as a pass, and a log with no kernel says so.
+    verdict = verdict_of_run(
+        run_status=run.status,
+        has_trajectory=run.trajectory_id is not None,
+        failure_reason=run.failure_reason,
+        grading=grading,
+        grading_pending=evaluation is not None and grading is None,
+    )
+    context.verdict = verdict.headline
+    context.verdict_tone = verdict.tone
+    if evaluation is not None:
         context.reward = evaluation.reward
         context.solution = evaluation.solution_code
         context.solution_name = evaluation.solution_name

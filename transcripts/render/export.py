@@ -35,6 +35,7 @@ def _offline(context: RunContext | None) -> RunContext | None:
         task=context.task,
         run_status=context.run_status,
         verdict=context.verdict,
+        verdict_tone=context.verdict_tone,
         reward=context.reward,
         solution=context.solution,
         solution_name=context.solution_name,

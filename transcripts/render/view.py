@@ -49,7 +49,9 @@ class RunContext:
     task_url: str | None = None
     run_url: str | None = None
     run_status: str | None = None
-    verdict: str | None = None  # the grader's status: passed, failed, error, ...
+    verdict: str | None = None  # the run's verdict as the site words it: "flagged: overfit"
+    # Its colour: "pass" (ranked alone), "fail", "flag", or "neutral"/"wait" (no colour).
+    verdict_tone: str | None = None
     reward: float | None = None
     solution: str | None = None
     solution_name: str = "solution.py"

@@ -50,7 +50,7 @@ def test_page_shows_the_transcript_with_its_run_context(client, graded_run, uplo
     assert response.status_code == 200
     html = response.content.decode()
     assert "Claude Code" in html and "demo/softmax" in html
-    assert '<div class="v">failed <span' in html and "reward 0.250" in html
+    assert '<div class="v">failed: correctness <span' in html and "reward 0.250" in html
     assert "the &lt;b&gt;final&lt;/b&gt; kernel" in html  # the solution tab, escaped
     assert "correctness: FAIL mismatch on shape 2" in html and "max abs err 3.1e-2" in html
     client.logout()
@@ -98,17 +98,37 @@ def test_a_repeat_view_is_served_from_the_cache_without_rendering_again(client, 
 
 
 def test_a_new_verdict_is_shown_at_once_and_the_old_page_is_dropped(client, graded_run):
+    first = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
     assert (
-        b'<div class="v">failed <span'
-        in client.get(reverse("transcript", args=[graded_run.pk])).content
+        '<div class="card bad"><div class="k">Verdict</div><div class="v">failed: correctness <span'
+        in first
     )
     [old] = cached_pages("page")
     Evaluation.objects.filter(submission__run=graded_run).update(
-        status=Evaluation.Status.PASSED, reward=0.875
+        status=Evaluation.Status.PASSED, reward=0.875, device="NVIDIA H100 80GB HBM3"
     )
     html = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
-    assert '<div class="v">passed <span' in html and "reward 0.875" in html
+    assert '<div class="card good"><div class="k">Verdict</div><div class="v">ranked <span' in html
+    assert "reward 0.875" in html
     assert old not in cached_pages("page") and len(cached_pages("page")) == 1
+
+
+def test_the_transcript_page_words_a_flagged_or_cpu_grading_as_the_run_page_does(
+    client, graded_run
+):
+    """A flagged grading never reads as a pass, nor a CPU grading as ranked."""
+    graded = Evaluation.objects.filter(submission__run=graded_run)
+    graded.update(status=Evaluation.Status.PASSED, device="cpu")
+    html = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
+    assert '<div class="card "><div class="k">Verdict</div><div class="v">unranked (CPU)' in html
+    flagged = {"gates": {}, "flags": [{"code": "no_own_kernel", "message": "aten only"}]}
+    graded.update(device="NVIDIA H100 80GB HBM3", result=flagged)
+    html = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
+    assert (
+        '<div class="card flag"><div class="k">Verdict</div><div class="v">flagged: no_own_kernel'
+        in html
+    )
+    assert "card good" not in html
 
 
 def test_the_export_is_cached_apart_from_the_page(client, graded_run):
