@@ -205,8 +205,9 @@ def run_list(request):
 
 
 def favicon(request):
-    """/favicon.ico, which browsers ask for on their own: the site's icon."""
-    return redirect(static("favicon.svg"), permanent=True)
+    """/favicon.ico, which browsers ask for on their own: the site's icon. Not a permanent
+    redirect: the target's name carries the icon's hash and changes with it."""
+    return redirect(static("favicon.svg"))
 
 
 def transcript_list(request):
