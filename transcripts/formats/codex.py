@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -39,6 +39,8 @@ from .records import (
     capped_raw,
     images_of,
     iter_jsonl,
+    iter_jsonl_spans,
+    line_text,
     record_not_understood,
 )
 from .schema import Event, EventKind, MalformedLine, Thread, Transcript, Turn, Usage
@@ -109,8 +111,10 @@ class Rollout:
     legacy_meta_line: int | None = None  # the legacy format's first line is the meta itself
     first_is_meta: bool = False
 
-    def records(self, malformed: list[MalformedLine]) -> Iterator[tuple[int, dict[str, Any]]]:
-        return iter_jsonl(self.source, malformed)
+    def records(
+        self, malformed: list[MalformedLine]
+    ) -> Iterator[tuple[int, tuple[int, int], dict[str, Any]]]:
+        return iter_jsonl_spans(self.source, malformed)
 
     @property
     def session_id(self) -> str | None:
@@ -199,10 +203,14 @@ class CodexBuilder:
         self._last_total: tuple[int, int, int] | None = None
         self._has_items: set[str] = set()
         self._tool_searches: list[tuple[Turn, Event]] = []  # searches awaiting their output
+        self._source: SourceFile | None = None
+        self._span = (0, 0)  # the record being read: its line's place in the file
 
     def run(self, rollout: Rollout) -> None:
         self._has_items = _item_kinds(rollout.source)
-        for line, record in rollout.records(self.transcript.malformed):
+        self._source = rollout.source
+        for line, span, record in rollout.records(self.transcript.malformed):
+            self._span = span
             try:
                 self._record(rollout, record, line)
             except RECORD_ERRORS as exc:
@@ -279,6 +287,11 @@ class CodexBuilder:
         turn.events.append(event)
         return event
 
+    def _held(self, text: str, extract: Callable[[dict[str, Any]], str]) -> str:
+        """A long text kept as its line's place in the file, read again when written."""
+        assert self._source is not None
+        return line_text(self._source, self._span, text, extract)
+
     # -- response items --------------------------------------------------------------------
 
     def _item(self, item: dict[str, Any], stamp: str | None, line: int) -> None:
@@ -291,7 +304,7 @@ class CodexBuilder:
                 EventKind.REASONING,
                 line,
                 stamp,
-                text=_reasoning_text(item),
+                text=self._held(_reasoning_text(item), _record_reasoning),
             )
         elif kind in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
             self._call(item, stamp, line)
@@ -378,7 +391,7 @@ class CodexBuilder:
             EventKind.TOOL_RESULT,
             line,
             stamp,
-            text=text,
+            text=self._held(text, _record_output),
             call_id=call_id or None,
             tool_name=call.tool_name if call else None,
             is_error=is_error,
@@ -575,6 +588,19 @@ def _item_kinds(source: SourceFile) -> set[str]:
         if len(kinds) == 3:
             break
     return kinds
+
+
+def _record_item(record: dict[str, Any]) -> dict[str, Any]:
+    payload = record.get("payload")
+    return payload if isinstance(payload, dict) else record
+
+
+def _record_output(record: dict[str, Any]) -> str:
+    return _output_text(_record_item(record).get("output"))[0]
+
+
+def _record_reasoning(record: dict[str, Any]) -> str:
+    return _reasoning_text(_record_item(record))
 
 
 def _strings(value: Any) -> str:

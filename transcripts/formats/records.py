@@ -6,7 +6,7 @@ import io
 import json
 import os
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from .errors import TranscriptFormatError
 from .schema import Event, EventKind, Image, MalformedLine
@@ -64,6 +64,10 @@ class SourceFile:
         if self._path is None:
             return io.BytesIO(self._data)
         return open(self._path, "rb")
+
+    @property
+    def on_disk_path(self) -> str | None:
+        return self._path
 
     def size(self) -> int:
         return len(self._data) if self._path is None else os.path.getsize(self._path)
@@ -145,6 +149,74 @@ def load_jsonl_span(source: SourceFile, span: tuple[int, int]) -> dict[str, Any]
     """A record iter_jsonl_spans yielded, decoded again from its line."""
     record: dict[str, Any] = json.loads(source.read_at(*span))
     return record
+
+
+# A text at least this long, of a record in a file on disk, may be held as where its line is
+# (LineText). Longer than file_writes.REFUSAL_MAX_CHARS, so its regex never sees one.
+LINE_TEXT_MIN_CHARS = 1024
+
+
+class LineText:
+    """A long text of one record, held as its line's place in a file on disk and decoded again
+    (`extract(record)`) each time it is read: an upload's tool outputs are most of its bytes,
+    and holding them all would cost more memory than the log itself.
+
+    It reads like the str it stands for (len, in, ==, str's methods); a copy of it
+    (`dataclasses.asdict`, so `Transcript.to_dict()` and the JSON written) is that str.
+    """
+
+    __slots__ = ("_extract", "_length", "_source", "_span")
+
+    def __init__(
+        self,
+        source: SourceFile,
+        span: tuple[int, int],
+        extract: Callable[[dict[str, Any]], str],
+        length: int,
+    ) -> None:
+        self._source, self._span, self._extract, self._length = source, span, extract, length
+
+    def __str__(self) -> str:
+        return self._extract(load_jsonl_span(self._source, self._span))
+
+    def __repr__(self) -> str:
+        return f"LineText({self._source.name!r}, {self._span!r})"
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __contains__(self, item: str) -> bool:
+        return item in str(self)
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == (str(other) if isinstance(other, LineText) else other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(str(self), name)
+
+    def __copy__(self) -> str:
+        return str(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> str:
+        return str(self)
+
+
+def line_text(
+    source: SourceFile,
+    span: tuple[int, int],
+    text: str,
+    extract: Callable[[dict[str, Any]], str],
+) -> str:
+    """`text` (what `extract` makes of the record on `span`), or, when long and on disk, a
+    LineText that reads it again there; typed str, which it reads like."""
+    if source.on_disk_path is None or len(text) < LINE_TEXT_MIN_CHARS:
+        return text
+    return cast(str, LineText(source, span, extract, len(text)))
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:

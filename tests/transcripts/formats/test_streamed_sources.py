@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.transcript_logs import write_claude_code_session
-from transcripts.formats import claude_code
+from bench.transcript_logs import write_claude_code_session, write_codex_rollout
+from transcripts.formats import claude_code, codex
 from transcripts.formats.archives import unpack, unpack_to
 from transcripts.formats.detect import parse_files, read_path
-from transcripts.formats.records import SourceFile, first_byte
+from transcripts.formats.records import LineText, SourceFile, first_byte
 from transcripts.formats.redact import MARKER, redact_bytes, redact_chunks
 from transcripts.formats.schema import transcript_json_pieces
 
@@ -66,6 +66,20 @@ def test_a_claude_code_session_on_disk_is_held_as_slim_records_and_read_again_to
     transcript = parse_files(files, "s.zip")
     assert transcript.usage().output_tokens == expected.output_tokens
     assert sum(1 for t in transcript.threads if t.kind == "subagent") == expected.subagents
+
+
+def test_a_codex_rollout_on_disk_holds_long_outputs_as_lines_and_writes_the_same_json(tmp_path):
+    path = tmp_path / "rollout.jsonl"
+    write_codex_rollout(path, target_bytes=200_000, seed=5)
+    in_memory = codex.parse([SourceFile("rollout.jsonl", path.read_bytes())])
+    from_disk = codex.parse([SourceFile.on_disk("rollout.jsonl", path)])
+    held = [e for e in from_disk.events() if isinstance(e.text, LineText)]
+    assert held and all(e.kind == "tool_result" for e in held)
+    assert not any(isinstance(e.text, LineText) for e in in_memory.events())
+    text = next(e.text for e in in_memory.events() if e.id == held[0].id)
+    assert held[0].text == text and len(held[0].text) == len(text) and text[:20] in held[0].text
+    whole = json.dumps(in_memory.to_dict(), ensure_ascii=False, default=str)
+    assert "".join(transcript_json_pieces(from_disk)) == whole
 
 
 SECRETS = [
