@@ -105,7 +105,7 @@ def test_a_new_verdict_is_shown_at_once_and_the_old_page_is_dropped(client, grad
     )
     [old] = cached_pages("page")
     Evaluation.objects.filter(submission__run=graded_run).update(
-        status=Evaluation.Status.PASSED, reward=0.875, device="NVIDIA H100 80GB HBM3"
+        status=Evaluation.Status.PASSED, reward=0.875, device="cuda"
     )
     html = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
     assert '<div class="card good"><div class="k">Verdict</div><div class="v">ranked <span' in html
@@ -122,7 +122,7 @@ def test_the_transcript_page_words_a_flagged_or_cpu_grading_as_the_run_page_does
     html = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
     assert '<div class="card "><div class="k">Verdict</div><div class="v">unranked (CPU)' in html
     flagged = {"gates": {}, "flags": [{"code": "no_own_kernel", "message": "aten only"}]}
-    graded.update(device="NVIDIA H100 80GB HBM3", result=flagged)
+    graded.update(device="cuda", result=flagged)
     html = client.get(reverse("transcript", args=[graded_run.pk])).content.decode()
     assert (
         '<div class="card flag"><div class="k">Verdict</div><div class="v">flagged: no_own_kernel'
