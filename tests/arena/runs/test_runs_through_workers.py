@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import time
 import uuid
 from datetime import timedelta
@@ -164,7 +165,9 @@ def test_a_grading_worker_killed_mid_evaluation_is_taken_over_and_its_late_verdi
     assert evaluations.count() == 1
     evaluation = evaluations.get()
     assert (evaluation.status, evaluation.attempts) == ("timeout", 2)
-    assert evaluation.result["gates"]["compile"]["reason"] == "timed out after 8 s"
+    # The hang is met by the grader (8 s) or, where the broker hands the build message back to
+    # the second worker first (Redis), by the build stage's own limit: a timeout either way.
+    assert re.fullmatch(r"timed out after \d+ s", evaluation.result["gates"]["compile"]["reason"])
     assert Submission.objects.filter(run=run).count() == 1
     # Had the first worker lived on to store a verdict, attempt 1's would be refused: the
     # second attempt's verdict stands, and its run with it.
