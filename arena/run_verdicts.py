@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.engine.scoring import eager_comparison
+from grader.scoring import eager_comparison
 
 RANKED = "ranked"
 FLAGGED = "flagged"

@@ -52,8 +52,8 @@ from arena.workspace import (
     workspace_changed_protected,
     workspace_collect,
 )
-from evaluator.engine.evaluate import CHILD_CODE
 from evaluator.services import evaluation_create
+from grader.evaluate import CHILD_CODE
 from sandboxes.backends import Limits, SandboxError, sandbox_for, scrubbed_env
 from tasks.models import Task
 from tasks.selectors import task_folder

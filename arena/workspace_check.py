@@ -2,7 +2,7 @@
 
 This file is the source of the `check` script that arena.workspace writes into every agent
 workspace; the two constants below are filled in there. It imports only the grader
-(evaluator.engine), never Django, so it runs wherever the agent runs. It grades the visible
+(grader), never Django, so it runs wherever the agent runs. It grades the visible
 shapes only: unseen shapes are drawn when the arena grades the final solution, and the secret
 they come from never reaches a workspace.
 """
@@ -49,10 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if PROJECT_ROOT and PROJECT_ROOT not in sys.path:
         sys.path.insert(0, PROJECT_ROOT)
-    from evaluator.engine.cli import render_verdict
-    from evaluator.engine.evaluate import EvaluateOptions, evaluate
-    from evaluator.engine.result import Gate
-    from evaluator.engine.taskspec import TaskError, load_task_folder
+    from grader.cli import render_verdict
+    from grader.evaluate import EvaluateOptions, evaluate
+    from grader.result import Gate
+    from grader.taskspec import TaskError, load_task_folder
 
     with tempfile.TemporaryDirectory(prefix="check-task-") as tmp:
         folder = Path(tmp)

@@ -29,9 +29,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine import EvaluateOptions, evaluate  # noqa: E402
-from evaluator.engine.builds import arch_for_capability  # noqa: E402
-from evaluator.engine.evaluate import build_solution  # noqa: E402
+from grader import EvaluateOptions, evaluate  # noqa: E402
+from grader.builds import arch_for_capability  # noqa: E402
+from grader.evaluate import build_solution  # noqa: E402
 
 SILU = REPO / "tasks/catalog/core/silu"
 CUDA_SOLUTION = REPO / "tests/evaluator/gpu/solutions/silu_cuda_inline.py"

@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine import EvaluateOptions, evaluate  # noqa: E402
-from evaluator.engine.taskspec import catalog_roots, iter_task_folders, load_task  # noqa: E402
+from grader import EvaluateOptions, evaluate  # noqa: E402
+from grader.taskspec import catalog_roots, iter_task_folders, load_task  # noqa: E402
 from tasks.validation import main as validation_main  # noqa: E402
 
 

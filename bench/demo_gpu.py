@@ -5,7 +5,7 @@
 
 For each demo task and scripted agent (arena/demo/scripted_runs.py) it runs the scripted agent
 for real in a temporary workspace on this host, collects its solution, and grades it with the
-grader (evaluator.engine.evaluate) on this GPU, unseen shapes included. It writes one JSON file,
+grader (grader.evaluate) on this GPU, unseen shapes included. It writes one JSON file,
 arena/demo/graded-<gpu>.json by default, holding per run: the agent, the task and its version
 hash, the solution and its sha256, the agent's stream-json log, and the grader's full result
 (EvalResult.to_dict()); and once: the GPU, torch and triton versions and the date. Nothing in
@@ -87,8 +87,8 @@ def record_run(*, folder: Path, strategy: str, device: str, options: Any) -> dic
     import tempfile
 
     from arena.demo.scripted_runs import DemoAgent, demo_run
-    from evaluator.engine import evaluate
-    from evaluator.engine.taskspec import load_task
+    from grader import evaluate
+    from grader.taskspec import load_task
 
     spec = load_task(folder)
     run = demo_run(task_folder=folder, strategy=strategy)
@@ -120,7 +120,7 @@ def record(
 ) -> Path:
     """Run, grade and write every (task, strategy) not yet recorded; the file's path."""
     from arena.demo.scripted_runs import demo_plan
-    from evaluator.engine.taskspec import catalog_roots, find_task_folder, load_task
+    from grader.taskspec import catalog_roots, find_task_folder, load_task
 
     gpu = gpu_name(device)
     out = out or default_output(gpu)
@@ -162,7 +162,7 @@ def write_atomically(path: Path, data: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     enter_repo()
     from arena.demo.scripted_runs import DEMO_TASKS, STRATEGIES
-    from evaluator.engine import EvaluateOptions
+    from grader import EvaluateOptions
 
     parser = argparse.ArgumentParser(
         prog="python bench/demo_gpu.py", description=__doc__.splitlines()[0]

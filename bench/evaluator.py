@@ -22,9 +22,9 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine import EvaluateOptions, evaluate, load_task  # noqa: E402
-from evaluator.engine.measure_peaks import measure_peaks  # noqa: E402
-from evaluator.engine.modules import apply_shape, load_module  # noqa: E402
+from grader import EvaluateOptions, evaluate, load_task  # noqa: E402
+from grader.measure_peaks import measure_peaks  # noqa: E402
+from grader.modules import apply_shape, load_module  # noqa: E402
 
 SOLUTION = REPO / "tests" / "evaluator" / "solutions" / "silu_triton.py"
 TASK = "silu"

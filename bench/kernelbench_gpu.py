@@ -3,7 +3,7 @@
     python bench/kernelbench_gpu.py --tree CHECKOUT --out bench/results/kernelbench-<gpu>.json
         [--parts adversarial,examples,sweep] [--sweep 42] [--shard 0/1] [--deadline-s 540]
 
-Three parts, each graded by `evaluator.engine.evaluate` exactly as a worker grades an upload:
+Three parts, each graded by `grader.evaluate` exactly as a worker grades an upload:
 - adversarial: upstream's unit_tests/test_kernels (solutions written to cheat, all for level1's
   square matrix multiplication); every one must end unranked.
 - examples: upstream's prompt examples, each ModelNew against its own Model file; honest kernels
@@ -28,7 +28,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine import EvaluateOptions, evaluate  # noqa: E402
+from grader import EvaluateOptions, evaluate  # noqa: E402
 
 SQUARE_MATMUL = "KernelBench/level1/1_Square_matrix_multiplication_.py"
 TEST_KERNELS = "src/kernelbench/unit_tests/test_kernels"

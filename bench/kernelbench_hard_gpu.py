@@ -19,7 +19,7 @@ ours grades `ModelNew`, so a solution defining `Model` and no `ModelNew` gets on
 `ModelNew = Model` (recorded per run as "adapted"); nothing else in it is changed. The runs are
 ordered so that a run cut short still covers every problem, passes and failures alike.
 
-grade calls `evaluator.engine.evaluate` exactly as a worker grades an upload and records our
+grade calls `grader.evaluate` exactly as a worker grades an upload and records our
 status, the first failed gate's reason, the speedup over eager and the wall time.
 
 table counts where our verdict agrees with theirs: ours passes when our status is "passed";
@@ -165,11 +165,11 @@ def grade_one(
 ) -> dict[str, Any] | None:
     if time.monotonic() - started > settings["deadline_s"]:
         return None
-    from evaluator.engine import EvaluateOptions, evaluate
+    from grader import EvaluateOptions, evaluate
 
     # A baseline cache of its own per evaluation: a cached entry made without torch.compile
     # (compile_ms None) crashed the scoring of every later evaluation of the same task
-    # (evaluator/engine/scoring.py's _compile_ms reads cached["compile_ms"] unchecked).
+    # (grader/scoring.py's _compile_ms reads cached["compile_ms"] unchecked).
     cache = tempfile.mkdtemp(prefix="kbh-baselines-")
     options = EvaluateOptions(
         compile_baseline=False,

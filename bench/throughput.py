@@ -35,10 +35,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine import evaluate as _unused  # noqa: E402, F401
+from grader import evaluate as _unused  # noqa: E402, F401
 
-evaluate_module = sys.modules["evaluator.engine.evaluate"]
-from evaluator.engine import EvaluateOptions, evaluate, load_task  # noqa: E402
+evaluate_module = sys.modules["grader.evaluate"]
+from grader import EvaluateOptions, evaluate, load_task  # noqa: E402
 
 SILU_TRITON = REPO / "tests/evaluator/solutions/silu_triton.py"
 SOLUTIONS = REPO / "bench/kernelbench_solutions"
@@ -242,7 +242,7 @@ def build_stage(specs: list[tuple[str, Any, Path, Path]], cache: Path) -> dict[s
 
 
 def _build_one(job: tuple[Any, Path, str]) -> str:
-    from evaluator.engine.evaluate import build_solution
+    from grader.evaluate import build_solution
 
     problem, solution, cache = job
     options = EvaluateOptions(build_cache=cache)

@@ -37,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evaluator.engine.timing import percentile as _percentile  # noqa: E402
+from grader.timing import percentile as _percentile  # noqa: E402
 
 BATCH = 5000
 TARGET_P95_MS = {"/": 50.0, "/api/v1/leaderboard": 30.0}

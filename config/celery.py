@@ -59,6 +59,6 @@ def _conceal_secrets(**kwargs: object) -> None:
     # from here on no process this worker starts can read them from its /proc environ. (Imported
     # here: the engine's package loads torch, which a process that only loads settings, such as
     # `manage.py migrate`, should not pay for.)
-    from evaluator.engine.concealment import environ_conceal
+    from grader.concealment import environ_conceal
 
     environ_conceal(settings.ARENA_CONCEALED_VARIABLES)

@@ -390,7 +390,7 @@ ARENA_GRADER_DEVICE = env_choice("ARENA_GRADER_DEVICE", "auto", ("auto", "cuda",
 ARENA_GRADER_TIMEOUT_S = env_int("ARENA_GRADER_TIMEOUT_S", 300, minimum=1)
 ARENA_GRADER_SANDBOX = env_choice("ARENA_GRADER_SANDBOX", "auto", _SANDBOX_CHOICES)
 # A GPU worker starts each evaluation's grader children ahead, while it grades the one before
-# (evaluator/engine/prepared.py); on the CPU, where timings are never ranked, children start
+# (grader/prepared.py); on the CPU, where timings are never ranked, children start
 # when needed.
 ARENA_GRADER_PREPARED = env_bool("ARENA_GRADER_PREPARED", True)
 # How many evaluations' children it keeps started ahead (each about 1.5 GB of host memory).
@@ -411,7 +411,7 @@ ARENA_GRADER_REQUEUE_S = env_int("ARENA_GRADER_REQUEUE_S", 1800, minimum=1)
 # The secret from which unseen shapes are drawn; without it, fresh randomness per evaluation.
 ARENA_HIDDEN_SEED = env_str("ARENA_HIDDEN_SEED") or None
 # Where outputs pass from the candidate to the judge; unset: /dev/shm when roomy, else the
-# system's temporary folder (evaluator/engine/evaluate.py: scratch_root).
+# system's temporary folder (grader/evaluate.py: scratch_root).
 ARENA_SCRATCH_DIR = env_str("ARENA_SCRATCH_DIR") or None
 # The grader's caches of eager and torch.compile timings and of the reference's probes.
 _GRADER_CACHE = Path.home() / ".cache" / "kernel-arena"
@@ -426,7 +426,7 @@ ARENA_SANDBOX_IMAGE = env_str("ARENA_SANDBOX_IMAGE", "kernel-arena-sandbox:full"
 # Development only: run untrusted code (candidates, agents) in a plain process where no
 # isolating sandbox works, with this user's files, network and /proc within its reach.
 ARENA_UNSAFE_RUN_UNISOLATED = env_bool("ARENA_UNSAFE_RUN_UNISOLATED", False)
-# Erased from a worker's environment once settings hold them (evaluator/engine/concealment.py),
+# Erased from a worker's environment once settings hold them (grader/concealment.py),
 # so that no process it starts can read them from /proc/<worker>/environ. One list, in
 # sandboxes/secret_variables.py, which the grader's CLI erases too: a new secret goes there.
 ARENA_CONCEALED_VARIABLES = DEPLOYMENT_SECRETS
@@ -447,7 +447,7 @@ ARENA_RUN_SWEEP_S = env_int("ARENA_RUN_SWEEP_S", 30, minimum=1)
 # Queues of arena runs: the agent phase, then grading (one queue per GPU kind, docs/deploy.md).
 ARENA_AGENTS_QUEUE = env_str("ARENA_AGENTS_QUEUE", "agents")
 ARENA_GPU_QUEUE = env_str("ARENA_GPU_QUEUE", "gpu")
-# The build stage (evaluator/engine/builds.py): CPU workers on this queue compile solutions'
+# The build stage (grader/builds.py): CPU workers on this queue compile solutions'
 # extensions before a GPU worker sees them, and grade compile failures themselves; "" sends
 # gradings straight to ARENA_GPU_QUEUE. ARENA_BUILD_CACHE must be one folder that every build
 # and GPU worker reaches (a shared volume across hosts).

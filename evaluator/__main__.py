@@ -1,5 +1,5 @@
 import sys
 
-from evaluator.engine.cli import main
+from grader.cli import main
 
 sys.exit(main(own_process=True))

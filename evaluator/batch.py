@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine import EvaluateOptions, TaskError, evaluate
 from evaluator.services import grader_options
+from grader import EvaluateOptions, TaskError, evaluate
 from tasks.kernelbench import kernelbench_slug
 from tasks.models import Task
 from tasks.selectors import task_folder

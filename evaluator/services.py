@@ -13,17 +13,17 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from evaluator.engine import EvalResult, EvaluateOptions, EvaluationStopped, TaskError, evaluate
-from evaluator.engine.builds import FAILED
-from evaluator.engine.evaluate import (
+from evaluator.heartbeat import Heartbeat
+from evaluator.models import Evaluation, EvaluationShape
+from evaluator.selectors import ACTIVE
+from grader import EvalResult, EvaluateOptions, EvaluationStopped, TaskError, evaluate
+from grader.builds import FAILED
+from grader.evaluate import (
     build_failure_result,
     build_solution,
     private_scratch,
     resolve_device,
 )
-from evaluator.heartbeat import Heartbeat
-from evaluator.models import Evaluation, EvaluationShape
-from evaluator.selectors import ACTIVE
 from sandboxes.backends import SandboxError
 from tasks.models import Task
 from tasks.selectors import catalog_dirs, task_folder
@@ -133,7 +133,7 @@ def grader_options() -> EvaluateOptions:
 
 
 def evaluation_build(*, evaluation_id: int) -> bool:
-    """The build stage of a queued evaluation (evaluator/engine/builds.py), on a CPU worker:
+    """The build stage of a queued evaluation (grader/builds.py), on a CPU worker:
     its extensions compiled into the build cache for the GPU stage. True when the evaluation
     is finished: a compile failure graded here, without a GPU, or one finished before. A
     failure of the build stage itself decides nothing; the GPU stage grades as it always could.

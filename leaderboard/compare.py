@@ -5,7 +5,7 @@ by hand.
 
 Seen shapes are the task's visible shapes: both evaluations of one task ran the same ones, so
 they pair on the exact shape. Unseen shapes are drawn per evaluation from a seed keyed by the
-solution's hash (evaluator/engine/generalization.py), so two different solutions draw different
+solution's hash (grader/generalization.py), so two different solutions draw different
 ones. The grader draws them kind by kind in a fixed order (edge, scale-up, scale-down,
 misaligned, asymmetric, then random) and stores them after the visible shapes in that order,
 so the n-th unseen shape of a set of dimension names is the n-th kind on both sides; a drawn

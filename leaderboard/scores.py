@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaluator.engine.scoring import geomean
+from grader.scoring import geomean
 
 FAST_P_THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
 # What a failed, flagged or untimed run counts as in the geometric-mean speedup; a correct run

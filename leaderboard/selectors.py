@@ -29,8 +29,8 @@ from arena import run_verdicts
 from arena.models import Agent, LeaderboardGeneration, Run, RunScore, Submission
 from arena.run_verdicts import VERDICT_CODES, verdict_of_run, verdict_of_score
 from arena.selectors import Reader, runs_public, runs_visible_to
-from evaluator.engine.roofline import compute_dtype_key, peaks_for
 from evaluator.models import Evaluation, EvaluationShape
+from grader.roofline import compute_dtype_key, peaks_for
 from leaderboard.figure_data import task_speedup_points
 from leaderboard.head_to_head import Side, TaskDuel
 from leaderboard.scores import (

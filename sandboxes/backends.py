@@ -1,7 +1,7 @@
 """Sandbox backends that run one child process (a grader child or an agent CLI) with limits.
 
 Every backend shares `run()`: wall-clock timeout, memory, pids and CPU limits, scrubbed
-environment, private working folder, no network unless hosts are allow-listed (evaluator/engine/
+environment, private working folder, no network unless hosts are allow-listed (grader/
 egress.py), and at the end the whole process tree killed, including processes that detached into
 their own session (they are re-parented to this process, a child subreaper, and reaped).
 Backends: process and bwrap here, docker in sandboxes/docker.py (loaded only when asked for: it

@@ -1,5 +1,5 @@
 """The environment variables that hold secrets: the one list, for every process that erases them
-before it starts a child (evaluator/engine/concealment.py does the erasing).
+before it starts a child (grader/concealment.py does the erasing).
 
 A child of the same user can read /proc/<parent>/environ, so a process that starts untrusted
 code erases what it holds of these first. A Celery worker erases the deployment's secrets once

@@ -1,7 +1,7 @@
 """Importing an upstream KernelBench checkout's problems as catalogue tasks (suite "kernelbench").
 
 Each problem file is copied unchanged as reference.py beside a generated task.toml. What varies
-is found out from the problem (evaluator.engine.kbproblem): the constants the inputs depend on
+is found out from the problem (grader.kbproblem): the constants the inputs depend on
 are the visible shape, their ranges are checked on the meta device, and flops and bytes are
 counted there too (no memory, no compute). Problems that download weights are skipped.
 
@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from evaluator.engine.taskspec import TaskError, load_task_folder
+from grader.taskspec import TaskError, load_task_folder
 from tasks.services import SyncReport, task_sync
 
 SUITE = "kernelbench"
@@ -45,15 +45,15 @@ Progress = Callable[[int, int, str], None]
 def analyser_version() -> str:
     """A digest of the code that writes manifests: a manifest it wrote is current while the
     problem's source and this digest are unchanged, so a re-import need not analyse again."""
-    import evaluator.engine.constants
-    import evaluator.engine.generalization
-    import evaluator.engine.kbproblem
+    import grader.constants
+    import grader.generalization
+    import grader.kbproblem
 
     digest = hashlib.sha256()
     for module in (
-        evaluator.engine.constants,
-        evaluator.engine.generalization,
-        evaluator.engine.kbproblem,
+        grader.constants,
+        grader.generalization,
+        grader.kbproblem,
     ):
         digest.update(Path(str(module.__file__)).read_bytes())
     digest.update(Path(__file__).read_bytes())
@@ -185,7 +185,7 @@ def _analyse_job(job: tuple[str, Path, Path, str]) -> _Outcome:
     )
     if current is not None:
         return _Outcome(label, slug, files=current)
-    from evaluator.engine.kbproblem import ProblemError, analyse_problem, parse_problem
+    from grader.kbproblem import ProblemError, analyse_problem, parse_problem
 
     try:
         analysis = analyse_problem(path, parse_problem(path))

@@ -38,8 +38,8 @@ from typing import Any
 import yaml
 from django.conf import settings
 
-from evaluator.engine.formulas import FormulaError, formula_names
-from evaluator.engine.taskspec import DTYPES, REGIMES
+from grader.formulas import FormulaError, formula_names
+from grader.taskspec import DTYPES, REGIMES
 from tasks.kernelbench import ImportRefused, same_files, swap_in, sync_or_restore
 from tasks.services import SyncReport
 

@@ -5,9 +5,9 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
-from evaluator.engine.formulas import FormulaError, formula_evaluate
-from evaluator.engine.roofline import floor_ms, peaks_for
-from evaluator.engine.taskspec import catalog_roots
+from grader.formulas import FormulaError, formula_evaluate
+from grader.roofline import floor_ms, peaks_for
+from grader.taskspec import catalog_roots
 from tasks.models import Task
 
 BASELINES_DIR = Path(__file__).resolve().parent / "baselines"

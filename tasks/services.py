@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from evaluator.engine.taskspec import (
+from grader.taskspec import (
     TaskError,
     TaskSpec,
     iter_task_folders,

@@ -168,7 +168,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
 @pytest.fixture
 def catalog_tasks(db):
     """The real catalogue, synced into Task rows."""
-    from evaluator.engine.taskspec import DEFAULT_CATALOG
+    from grader.taskspec import DEFAULT_CATALOG
     from tasks.services import task_sync
 
     report = task_sync(catalog=DEFAULT_CATALOG)

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PURE = ["evaluator/engine", "sandboxes", "transcripts/formats", "transcripts/render"]
-ALLOWED_IN_ENGINE = {"torch", "triton", "evaluator", "sandboxes", "numpy"}
+PURE = ["grader", "sandboxes", "transcripts/formats", "transcripts/render"]
+ALLOWED_IN_ENGINE = {"torch", "triton", "grader", "sandboxes", "numpy"}
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -30,7 +30,7 @@ def test_pure_package_does_not_import_django(package):
 def test_engine_imports_only_torch_triton_and_the_standard_library():
     import sys
 
-    for path in (REPO / "evaluator/engine").rglob("*.py"):
+    for path in (REPO / "grader").rglob("*.py"):
         outside = {r for r in imported_roots(path) if r not in sys.stdlib_module_names}
         assert outside <= ALLOWED_IN_ENGINE - {"numpy"}, (path, outside)
 
@@ -42,7 +42,7 @@ def test_importing_the_domain_packages_starts_no_celery_app():
     import sys
 
     script = (
-        "import sys, arena, evaluator, evaluator.engine, tasks, transcripts, leaderboard\n"
+        "import sys, arena, evaluator, grader, tasks, transcripts, leaderboard\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'celery', 'config'}))\n"
     )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}

@@ -16,7 +16,7 @@ from arena.agents import (
     scripted_run,
 )
 from arena.workspace import workspace_build, workspace_changed_protected, workspace_collect
-from evaluator.engine.taskspec import DEFAULT_CATALOG
+from grader.taskspec import DEFAULT_CATALOG
 from transcripts.formats import parse_bytes
 
 CORE = DEFAULT_CATALOG / "core"

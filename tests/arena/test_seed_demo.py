@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from arena.demo.scripted_runs import DEMO_AGENTS, DEMO_TASKS, demo_plan
 from arena.demo.seeding import Recorded, recorded_matches
 from arena.models import Agent, Run, RunScore
-from evaluator.engine.taskspec import DEFAULT_CATALOG, find_task_folder, load_task
+from grader.taskspec import DEFAULT_CATALOG, find_task_folder, load_task
 from tasks.models import Task
 from transcripts.formats import parse_bytes
 

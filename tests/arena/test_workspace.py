@@ -17,7 +17,7 @@ from arena.workspace import (
     workspace_changed_protected,
     workspace_collect,
 )
-from evaluator.engine.taskspec import DEFAULT_CATALOG, iter_task_folders
+from grader.taskspec import DEFAULT_CATALOG, iter_task_folders
 
 CORE = DEFAULT_CATALOG / "core"
 WRONG_VECTOR_ADD = """

@@ -1,4 +1,4 @@
-"""The build stage (evaluator/engine/builds.py) on the CPU: extensions compiled once into the
+"""The build stage (grader/builds.py) on the CPU: extensions compiled once into the
 content-addressed cache, compile failures decided without a grading child, the GPU stage
 loading what was built, and nothing decided where the build host lacks what a build needs."""
 
@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import builds
-from evaluator.engine.evaluate import (
+from grader import builds
+from grader.evaluate import (
     EvaluateOptions,
     build_failure_result,
     build_solution,
     evaluate,
 )
-from evaluator.engine.result import REWARD_NOT_COMPILED
+from grader.result import REWARD_NOT_COMPILED
 
 REPO = Path(__file__).resolve().parents[2]
 SILU = REPO / "tasks" / "catalog" / "core" / "silu"

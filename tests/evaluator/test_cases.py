@@ -6,7 +6,7 @@ import types
 import numpy
 import torch
 
-from evaluator.engine.cases import (
+from grader.cases import (
     ROTATE_BELOW_BYTES,
     TIMING_INPUT_SETS,
     Case,

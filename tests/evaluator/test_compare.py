@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import torch
 
-from evaluator.engine.compare import compare_outputs, precision_report
+from grader.compare import compare_outputs, precision_report
 
 
 def float64_verdict(want, got, atol, rtol):
@@ -92,7 +92,7 @@ def test_comparing_two_large_outputs_needs_far_less_than_a_float64_copy():
     script = textwrap.dedent(
         """
         import resource, torch
-        from evaluator.engine.compare import compare_outputs
+        from grader.compare import compare_outputs
         numel = 1 << 25
         want = torch.randn(numel)
         got = want + 1e-6
@@ -120,7 +120,7 @@ def test_precision_report_is_skipped_where_float64_copies_would_not_fit(monkeypa
     with torch.no_grad():
         expected = [model(inputs[0])]
     assert precision_report(model, inputs, expected, expected) is not None
-    monkeypatch.setattr("evaluator.engine.compare.PRECISION_MAX_BYTES", 100)
+    monkeypatch.setattr("grader.compare.PRECISION_MAX_BYTES", 100)
     assert precision_report(model, inputs, expected, expected) is None
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from evaluator.engine.scoring import _compile_ms
+from grader.scoring import _compile_ms
 
 
 def test_a_measured_compile_time_is_its_median():

@@ -3,8 +3,8 @@
 import ast
 from pathlib import Path
 
-from evaluator.engine.constants import base_int_constants, module_constants
-from evaluator.engine.modules import apply_shape, load_module, set_constants
+from grader.constants import base_int_constants, module_constants
+from grader.modules import apply_shape, load_module, set_constants
 
 SOURCE = """
 import torch

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate, load_task
-from evaluator.engine.cli import main as cli_main
+from grader import EvaluateOptions, evaluate, load_task
+from grader.cli import main as cli_main
 
 SILU = "silu"
 

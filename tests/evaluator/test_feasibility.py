@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate
-from evaluator.engine.feasibility import (
+from grader import EvaluateOptions, evaluate
+from grader.feasibility import (
     RESERVE_BYTES,
     accepted,
     budget_bytes,

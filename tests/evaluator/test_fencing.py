@@ -13,7 +13,6 @@ from django.test import override_settings
 from django.utils import timezone
 
 from evaluator import services
-from evaluator.engine import EvaluateOptions, EvaluationStopped, evaluate, load_task
 from evaluator.heartbeat import Heartbeat
 from evaluator.models import Evaluation
 from evaluator.services import (
@@ -22,6 +21,7 @@ from evaluator.services import (
     evaluation_run,
     evaluation_store_result,
 )
+from grader import EvaluateOptions, EvaluationStopped, evaluate, load_task
 from tasks.models import Task
 from tests.arena.test_settings import load_settings
 from tests.processes import processes_called

@@ -4,12 +4,12 @@ The measurements themselves run in tests/evaluator/gpu (CUDA) and in the adversa
 (the interpreter on CPU); here each rule meets the numbers an H100 gave.
 """
 
-from evaluator.engine.guards import KernelRun, WorkShare, _device_work_share
-from evaluator.engine.guards import _interpreter_work_share as interpreter_work_share
-from evaluator.engine.result import EvalResult, ShapeRow
-from evaluator.engine.taskspec import load_task
-from evaluator.engine.timing import side_stream_suspected
-from evaluator.engine.verdicts import collect_flags, shape_failures
+from grader.guards import KernelRun, WorkShare, _device_work_share
+from grader.guards import _interpreter_work_share as interpreter_work_share
+from grader.result import EvalResult, ShapeRow
+from grader.taskspec import load_task
+from grader.timing import side_stream_suspected
+from grader.verdicts import collect_flags, shape_failures
 from sandboxes.backends import Outcome
 
 # Profiler stream ids as CUPTI numbers them on an H100: 7 is the legacy default stream.
@@ -167,7 +167,7 @@ def test_an_excused_alias_does_not_excuse_an_input_modified_in_place():
 def test_the_reference_as_its_own_solution_is_not_overfit_where_its_output_is_a_view():
     from pathlib import Path
 
-    from evaluator.engine import EvaluateOptions, evaluate
+    from grader import EvaluateOptions, evaluate
 
     here = Path(__file__).resolve().parent
     result = evaluate(
@@ -187,7 +187,7 @@ def test_the_reference_as_its_own_solution_is_not_overfit_where_its_output_is_a_
 def timing_flags(*, candidate_graphs, judge_graphs, judge_eager_ms):
     """score_performance over one visible shape: the candidate's process timed eager at 0.127 ms
     beside a 0.1 ms solution, the judge timed eager at judge_eager_ms."""
-    from evaluator.engine.scoring import score_performance
+    from grader.scoring import score_performance
 
     shapes = [{"shape": {"N": 4096}, "seen": True, "cases": []}]
     result = EvalResult(per_shape=[ShapeRow(shape={"N": 4096}, seen=True, correct=True)])

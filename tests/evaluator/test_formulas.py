@@ -1,6 +1,6 @@
 import pytest
 
-from evaluator.engine.formulas import (
+from grader.formulas import (
     FormulaError,
     formula_evaluate,
     formula_names,

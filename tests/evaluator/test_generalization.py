@@ -2,14 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine.formulas import formula_evaluate, relation_holds
-from evaluator.engine.generalization import (
+from grader.formulas import formula_evaluate, relation_holds
+from grader.generalization import (
     KINDS,
     draw_unseen_shapes,
     hidden_seed_material,
     kernelbench_rules,
 )
-from evaluator.engine.taskspec import TaskSpec, load_task
+from grader.taskspec import TaskSpec, load_task
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = range(12)

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from evaluator.engine.kbproblem import on_meta
-from evaluator.engine.taskspec import load_task
+from grader.kbproblem import on_meta
+from grader.taskspec import load_task
 
 MOVES_ITS_TENSORS = """
 import torch

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate, load_task
-from evaluator.engine.modules import apply_shape, load_module
+from grader import EvaluateOptions, evaluate, load_task
+from grader.modules import apply_shape, load_module
 
 TREE = Path(__file__).parents[1] / "tasks" / "kernelbench_tree" / "KernelBench"
 
@@ -58,7 +58,7 @@ def test_apply_shape_recomputes_derived_constants():
 
 
 def test_runs_on_meta_tells_shapes_the_reference_cannot_run():
-    from evaluator.engine.kbproblem import runs_on_meta
+    from grader.kbproblem import runs_on_meta
 
     problem = TREE / "level2/1_Conv2d_BiasAdd.py"
     assert runs_on_meta(problem, {"height": 4, "width": 16})

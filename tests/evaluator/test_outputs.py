@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from evaluator.engine.outputs import OutputFileError, read_outputs, write_outputs
+from grader.outputs import OutputFileError, read_outputs, write_outputs
 
 
 def test_outputs_of_every_kind_come_back_bit_for_bit(tmp_path):

@@ -1,6 +1,6 @@
 """Where an evaluation's wall time went, split at the candidate's messages."""
 
-from evaluator.engine.evaluate import _phases
+from grader.evaluate import _phases
 from sandboxes.backends import Outcome
 
 

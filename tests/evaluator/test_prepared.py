@@ -1,4 +1,4 @@
-"""Children started ahead of their evaluation (evaluator/engine/prepared.py): the same verdicts
+"""Children started ahead of their evaluation (grader/prepared.py): the same verdicts
 as children started cold, a clock that starts at the hand-over, and nothing left behind."""
 
 import os
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate
-from evaluator.engine import prepared as prepared_module
-from evaluator.engine.baselines import usable
-from evaluator.engine.evaluate import scratch_root
+from grader import EvaluateOptions, evaluate
+from grader import prepared as prepared_module
+from grader.baselines import usable
+from grader.evaluate import scratch_root
 from sandboxes.backends import Limits, ProcessSandbox, bwrap_usable
 
 pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")

@@ -2,9 +2,9 @@
 
 import pytest
 
-from evaluator.engine.cli import render_verdict
-from evaluator.engine.result import EvalResult, Flag
-from evaluator.engine.scoring import eager_comparison
+from grader.cli import render_verdict
+from grader.result import EvalResult, Flag
+from grader.scoring import eager_comparison
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,9 @@ import json
 import pytest
 import torch
 
-from evaluator.engine.cli import main as cli_main
-from evaluator.engine.measure_peaks import measure_peaks
-from evaluator.engine.roofline import (
+from grader.cli import main as cli_main
+from grader.measure_peaks import measure_peaks
+from grader.roofline import (
     FRACTION_FLAG_THRESHOLD,
     PEAK_TABLE,
     GpuPeaks,

@@ -13,11 +13,11 @@ from django.conf import settings
 
 import sandboxes.docker as docker_module
 from arena.agents.registry import ADAPTERS
-from evaluator.engine import EvaluateOptions, evaluate, load_task
-from evaluator.engine.cli import main as cli_main
-from evaluator.engine.evaluate import private_scratch
-from evaluator.engine.guards import other_process_entry
-from evaluator.engine.result import REWARD_TIMEOUT_OR_SANDBOX
+from grader import EvaluateOptions, evaluate, load_task
+from grader.cli import main as cli_main
+from grader.evaluate import private_scratch
+from grader.guards import other_process_entry
+from grader.result import REWARD_TIMEOUT_OR_SANDBOX
 from sandboxes import backends as sandbox_module
 from sandboxes.backends import (
     UNSAFE_SWITCH,

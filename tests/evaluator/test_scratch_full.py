@@ -6,7 +6,7 @@ from collections import namedtuple
 
 import pytest
 
-from evaluator.engine.evaluate import _scratch_full
+from grader.evaluate import _scratch_full
 from sandboxes.backends import Outcome
 
 Usage = namedtuple("Usage", "total used free")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluator.engine import EvaluateOptions, evaluate, load_task
-from evaluator.engine.cases import (
+from grader import EvaluateOptions, evaluate, load_task
+from grader.cases import (
     Stress,
     StressError,
     cases_for,
@@ -16,8 +16,8 @@ from evaluator.engine.cases import (
     state_problems,
     stress_inputs,
 )
-from evaluator.engine.child import _judge_stress_state
-from evaluator.engine.taskspec import TaskError
+from grader.child import _judge_stress_state
+from grader.taskspec import TaskError
 
 MANIFEST = """
 slug = "test-stress-linear"

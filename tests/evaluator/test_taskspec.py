@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine.taskspec import TaskError, load_task
+from grader.taskspec import TaskError, load_task
 
 VALID = """
 slug = "t"

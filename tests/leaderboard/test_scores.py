@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from evaluator.engine.scoring import geomean
+from grader.scoring import geomean
 from leaderboard.scores import (
     FAILURE_SPEEDUP,
     RunRecord,

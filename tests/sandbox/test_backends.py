@@ -90,7 +90,7 @@ def container_options(tmp_path, limits):
         workdir=tmp_path,
         env={"PATH": "/usr/bin"},
         limits=limits,
-        readable=[REPO / "evaluator", tmp_path / "missing"],
+        readable=[REPO / "grader", tmp_path / "missing"],
         channel_dir=tmp_path,
         host_has_gpu=True,
     )
@@ -103,7 +103,7 @@ def test_docker_container_has_no_network_a_read_only_root_and_no_capabilities(tm
     assert options["cap_drop"] == ["ALL"]
     assert "no-new-privileges" in options["security_opt"]
     mounts = {m["Target"]: m["ReadOnly"] for m in options["mounts"]}
-    assert mounts[str(REPO / "evaluator")] is True
+    assert mounts[str(REPO / "grader")] is True
     assert mounts[str(tmp_path)] is False
     assert str(tmp_path / "missing") not in mounts
 

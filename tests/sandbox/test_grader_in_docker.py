@@ -2,7 +2,7 @@
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate, load_task
+from grader import EvaluateOptions, evaluate, load_task
 from tests.sandbox.conftest import _docker_usable
 
 pytestmark = pytest.mark.skipif(not _docker_usable(), reason="no Docker engine answers here")

@@ -69,9 +69,9 @@ class ModelNew(nn.Module):
 
 GRADE = """
 import json, sys
-from evaluator.engine.concealment import environ_conceal
+from grader.concealment import environ_conceal
 environ_conceal({names!r})
-from evaluator.engine import EvaluateOptions, evaluate
+from grader import EvaluateOptions, evaluate
 options = EvaluateOptions(sandbox={backend!r}, allow_unisolated={backend!r} == "process")
 result = evaluate("silu", {solution!r}, "cpu", options)
 gates = {{name: [gate.reason, gate.detail] for name, gate in result.gates.items()}}

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from evaluator.engine.taskspec import DEFAULT_CATALOG, iter_task_folders, load_task_folder
+from grader.taskspec import DEFAULT_CATALOG, iter_task_folders, load_task_folder
 from tasks.validation import validate_task
 
 FOLDERS = iter_task_folders(DEFAULT_CATALOG)

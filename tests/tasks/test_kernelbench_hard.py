@@ -19,7 +19,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evaluator.engine.taskspec import DEFAULT_CATALOG, load_task
+from grader.taskspec import DEFAULT_CATALOG, load_task
 from tasks.kernelbench_hard import kernelbench_hard_slug
 from tasks.models import Task
 

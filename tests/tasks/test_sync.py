@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evaluator.engine.taskspec import DEFAULT_CATALOG
+from grader.taskspec import DEFAULT_CATALOG
 from tasks.models import Task
 from tasks.services import task_sync
 

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluator.batch import grade_suite
-from evaluator.engine.evaluate import resolve_device
+from grader.evaluate import resolve_device
 from tasks.models import Task
 
 

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluator.engine.taskspec import TaskError, iter_task_folders, load_task_folder
+from grader.taskspec import TaskError, iter_task_folders, load_task_folder
 from tasks.selectors import catalog_dirs
 
 

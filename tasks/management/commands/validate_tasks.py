@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluator.engine.taskspec import iter_task_folders
+from grader.taskspec import iter_task_folders
 from tasks.validation import validate_task
 
 

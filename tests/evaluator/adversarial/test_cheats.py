@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate
+from grader import EvaluateOptions, evaluate
 
 HERE = Path(__file__).resolve().parent
 TASKS = HERE.parent / "tasks"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.engine import EvaluateOptions, evaluate, load_task
+from grader import EvaluateOptions, evaluate, load_task
 from sandboxes.backends import bwrap_usable
 from tests.processes import processes_called
 

@@ -10,8 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from evaluator.engine import EvaluateOptions, evaluate
-from evaluator.engine.timing import side_stream_check, time_interleaved
+from grader import EvaluateOptions, evaluate
+from grader.timing import side_stream_check, time_interleaved
 
 pytestmark = [
     pytest.mark.gpu,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluator.engine import EvaluateOptions, evaluate
+from grader import EvaluateOptions, evaluate
 
 pytestmark = [
     pytest.mark.gpu,
@@ -183,7 +183,7 @@ def test_a_process_that_dies_while_being_timed_fails_and_says_so(tmp_path):
 def test_outputs_cross_through_the_double_buffered_staging_intact(tmp_path):
     """More chunks than the two pinned buffers, an odd tail, several dtypes and a strided view:
     every byte arrives, on the device and on the host."""
-    from evaluator.engine.outputs import STAGING_BYTES, read_outputs, write_outputs
+    from grader.outputs import STAGING_BYTES, read_outputs, write_outputs
 
     generator = torch.Generator(device="cuda").manual_seed(3)
     big = torch.randint(0, 255, (5 * STAGING_BYTES + 12345,), dtype=torch.uint8, device="cuda")

@@ -4,9 +4,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from evaluator.engine.formulas import FormulaError, formula_evaluate
-from evaluator.engine.result import EvalResult, Flag, Gate, ShapeRow, Timing
-from evaluator.engine.roofline import (
+from grader.formulas import FormulaError, formula_evaluate
+from grader.result import EvalResult, Flag, Gate, ShapeRow, Timing
+from grader.roofline import (
     FRACTION_FLAG_THRESHOLD,
     GpuPeaks,
     achieved,
@@ -14,8 +14,8 @@ from evaluator.engine.roofline import (
     roofline_fraction,
     speedup_is_possible,
 )
-from evaluator.engine.taskspec import TaskSpec
-from evaluator.engine.timing import percentile
+from grader.taskspec import TaskSpec
+from grader.timing import percentile
 from sandboxes.backends import Outcome
 
 # Eager medians from the candidate's process and from the judge's may differ by noise; by more

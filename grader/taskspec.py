@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine import environment
-from evaluator.engine.formulas import FormulaError, formula_names
-from evaluator.engine.generalization import RuleError, rules_from_manifest
+from grader import environment
+from grader.formulas import FormulaError, formula_names
+from grader.generalization import RuleError, rules_from_manifest
 
 CATEGORIES = ("torch2cuda", "torch2triton", "triton2triton", "cuda2cuda", "hard")
 REGIMES = ("compute", "memory")
@@ -368,7 +368,7 @@ def load_kernelbench_file(path: Path) -> TaskSpec:
     Its shape is the constants that set input sizes (see kbproblem), at their written values.
     """
     # Imported here: it needs torch, which loading catalogue manifests does not.
-    from evaluator.engine.kbproblem import ProblemError, analyse_problem, parse_problem
+    from grader.kbproblem import ProblemError, analyse_problem, parse_problem
 
     path = path.resolve()
     try:

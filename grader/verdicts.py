@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from evaluator.engine.result import EvalResult, Flag
-from evaluator.engine.taskspec import TaskSpec
+from grader.result import EvalResult, Flag
+from grader.taskspec import TaskSpec
 from sandboxes.backends import Outcome
 
 # A candidate this much further from a float64 run than the fp32 reference computed in a lower

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from evaluator.engine.roofline import peaks_for
+from grader.roofline import peaks_for
 
 # 2 GiB per buffer on a GPU: far past any L2 (50-126 MB), so the copy streams through HBM.
 _COPY_BYTES = 2 * 1024**3

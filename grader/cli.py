@@ -1,6 +1,7 @@
-"""`python -m evaluator evaluate ...`: the grader from a shell, on any host with torch.
+"""`python -m grader evaluate ...`: the grader from a shell, on any host with torch (no Django).
+`python -m evaluator ...` is the same command.
 
-`python -m evaluator measure-peaks` measures the device's copy and matmul rates against the
+`python -m grader measure-peaks` measures the device's copy and matmul rates against the
 roofline table.
 """
 
@@ -10,17 +11,17 @@ import os
 import sys
 from collections.abc import Sequence
 
-from evaluator.engine.concealment import environ_conceal
-from evaluator.engine.evaluate import EvaluateOptions, evaluate
-from evaluator.engine.measure_peaks import measure_peaks, render_peaks
-from evaluator.engine.result import EvalResult
-from evaluator.engine.taskspec import TaskError
+from grader.concealment import environ_conceal
+from grader.evaluate import EvaluateOptions, evaluate
+from grader.measure_peaks import measure_peaks, render_peaks
+from grader.result import EvalResult
+from grader.taskspec import TaskError
 from sandboxes.backends import SANDBOXES, UNSAFE_SWITCH, unsafe_switch_on
 from sandboxes.secret_variables import secret_variables
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("evaluate", help="grade one solution on one task")
     run.add_argument("--task", required=True, help="slug, task folder or KernelBench problem .py")
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:
-    """`own_process`: the CLI is this process's program (`python -m evaluator`), so it erases
+    """`own_process`: the CLI is this process's program (`python -m grader`), so it erases
     the secrets its environment holds before any child starts; a caller that runs main() in a
     process of its own (a test, a notebook) keeps its environment."""
     args = build_parser().parse_args(argv)

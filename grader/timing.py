@@ -124,7 +124,7 @@ def side_stream_check(
     """
     import torch
 
-    from evaluator.engine.guards import profile_call
+    from grader.guards import profile_call
 
     _, profile = profile_call(lambda: call(0), "cuda")
     streams = sorted({k.stream for k in profile.kernels})

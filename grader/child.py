@@ -1,4 +1,4 @@
-"""Entry point of a grader child process: `python -m evaluator.engine.child JOB.json`.
+"""Entry point of a grader child process: `python -m grader.child JOB.json`.
 
 role "probe" runs first, without the solution: it measures the reference's peak memory on the
 visible shape and runs the reference on the meta device for each drawn unseen shape, so that only
@@ -29,7 +29,7 @@ EAGER_DISAGREEMENT_RATIO = 2.0
 
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
-    from evaluator.engine import channel
+    from grader import channel
 
     _hold_to_share(job)
     try:
@@ -94,14 +94,14 @@ def _as_list(output: Any) -> list[Any]:
 
 
 def _cases(shape_job: dict[str, Any]) -> list[Any]:
-    from evaluator.engine.cases import Case
+    from grader.cases import Case
 
     return [Case.from_dict(c) for c in shape_job["cases"]]
 
 
 def _stress(job: dict[str, Any], case: Any) -> Any:
     """The task's stress case that a case applies (cases.Stress), or None."""
-    from evaluator.engine.cases import Stress
+    from grader.cases import Stress
 
     if not case.stress:
         return None
@@ -123,9 +123,9 @@ class _Candidate:
         self.io_dir = Path(job["io_dir"])
 
     def run(self) -> None:
-        from evaluator.engine import channel, guards
-        from evaluator.engine.builds import ExtensionBuildError, ExtensionLoaders
-        from evaluator.engine.modules import load_module
+        from grader import channel, guards
+        from grader.builds import ExtensionBuildError, ExtensionLoaders
+        from grader.modules import load_module
 
         channel.send("started")
         device_ready = _warm_device(self.device)
@@ -176,7 +176,7 @@ class _Candidate:
         channel.send("audit", files=self.audit.file_paths, network=self.audit.network)
 
     def _report_tampering(self, stage: str) -> None:
-        from evaluator.engine import channel
+        from grader import channel
 
         changed = self.tamper.changed()
         if changed:
@@ -190,8 +190,8 @@ class _Candidate:
         graph capture of an earlier shape can leave the CUDA generator unusable."""
         import torch
 
-        from evaluator.engine import channel
-        from evaluator.engine.modules import apply_shape, set_constants
+        from grader import channel
+        from grader.modules import apply_shape, set_constants
 
         def seed() -> None:
             if timing:
@@ -218,7 +218,7 @@ class _Candidate:
     def _run_shape(self, index: int, shape_job: dict[str, Any]) -> None:
         import torch
 
-        from evaluator.engine import channel
+        from grader import channel
 
         shape = shape_job["shape"]
         model, _ = self._build(index, shape)
@@ -234,7 +234,7 @@ class _Candidate:
         """Drawn on the device before any timing starts (a failed graph capture of the solution
         can leave the CUDA generator unusable), then held in host memory until that shape is
         timed, so the device holds one shape's sets at a time."""
-        from evaluator.engine.cases import timing_input_sets
+        from grader.cases import timing_input_sets
 
         self.audit.active = False
         sets = [
@@ -247,8 +247,8 @@ class _Candidate:
     def _run_case(
         self, index: int, case_index: int, case: Any, shape_job: dict[str, Any], model: Any
     ) -> None:
-        from evaluator.engine import channel
-        from evaluator.engine.cases import (
+        from grader import channel
+        from grader.cases import (
             StressError,
             case_inputs,
             scaled_state,
@@ -283,8 +283,8 @@ class _Candidate:
     ) -> None:
         import torch
 
-        from evaluator.engine import channel, guards
-        from evaluator.engine.outputs import write_outputs
+        from grader import channel, guards
+        from grader.outputs import write_outputs
 
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         _poison_allocator(self.device, inputs)
@@ -341,9 +341,9 @@ class _Candidate:
     def _time_shape(self, index: int, shape: dict[str, int], host_sets: list[list[Any]]) -> None:
         import torch
 
-        from evaluator.engine import channel
-        from evaluator.engine.cases import to_device
-        from evaluator.engine.timing import side_stream_check, time_interleaved
+        from grader import channel
+        from grader.cases import to_device
+        from grader.timing import side_stream_check, time_interleaved
 
         model, reference_model = self._build(index, shape, timing=True)
         sets = [[to_device(x, self.device) for x in one_set] for one_set in host_sets]
@@ -487,8 +487,8 @@ def _shares_memory(a: Any, b: Any) -> bool:
 def _build_stage(job: dict[str, Any]) -> None:
     """Import the solution on a host without a GPU so that its extensions compile (builds.py);
     one "build" message says built, failed or deferred."""
-    from evaluator.engine import channel
-    from evaluator.engine.builds import (
+    from grader import channel
+    from grader.builds import (
         BUILT,
         DEFERRED,
         FAILED,
@@ -496,7 +496,7 @@ def _build_stage(job: dict[str, Any]) -> None:
         ExtensionBuildError,
         ExtensionLoaders,
     )
-    from evaluator.engine.modules import load_module
+    from grader.modules import load_module
 
     path = Path(job["solution_path"])
     try:
@@ -520,8 +520,8 @@ def _build_stage(job: dict[str, Any]) -> None:
 
 
 def _judge(job: dict[str, Any]) -> None:
-    from evaluator.engine import channel
-    from evaluator.engine.modules import load_module
+    from grader import channel
+    from grader.modules import load_module
 
     device_ready = _warm_device(job["device"])
     reference = load_module(Path(job["reference_path"]), "reference")
@@ -538,8 +538,8 @@ def _judge(job: dict[str, Any]) -> None:
 def _grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "_StageError":
     """Anything that fails in the judge or the probe runs only the reference and the grader: it
     is the grader's failure, reported with its cause, never the solution's."""
-    from evaluator.engine import channel
-    from evaluator.engine.cases import StressError
+    from grader import channel
+    from grader.cases import StressError
 
     if isinstance(exc, StressError):
         channel.send("grader_error", shape=index, cause="task_error", message=str(exc)[:2000])
@@ -565,7 +565,7 @@ def _device_contention(share: float) -> str:
     the memory budget leaves for contexts and fragmentation (see feasibility.py); "" otherwise."""
     import torch
 
-    from evaluator.engine.feasibility import RESERVE_BYTES
+    from grader.feasibility import RESERVE_BYTES
 
     try:
         free, total = torch.cuda.mem_get_info()
@@ -596,9 +596,9 @@ def _judge_shape(
     """Each case's reference output is compared and freed before the next case is drawn."""
     import torch
 
-    from evaluator.engine import channel
-    from evaluator.engine.cases import timing_input_sets
-    from evaluator.engine.modules import apply_shape
+    from grader import channel
+    from grader.cases import timing_input_sets
+    from grader.modules import apply_shape
 
     apply_shape(reference, shape_job["shape"])
     torch.manual_seed(INIT_SEED)
@@ -616,7 +616,7 @@ def _judge_shape(
 def _judge_stress_state(stress: Any, model: Any) -> Any:
     """The reference model's state scaled for a stress case; a state it lacks is the task's
     error."""
-    from evaluator.engine.cases import StressError, scaled_state, state_problems
+    from grader.cases import StressError, scaled_state, state_problems
 
     problems = state_problems(stress, model) if stress is not None else []
     if problems:
@@ -627,7 +627,7 @@ def _judge_stress_state(stress: Any, model: Any) -> Any:
 def _baselines_cached(job: dict[str, Any], index: int) -> bool:
     """An earlier judge on this GPU model and these libraries timed this shape the way the
     candidate was timed (baselines.py): nothing to time here. A task's SOTA is always timed."""
-    from evaluator.engine.baselines import usable
+    from grader.baselines import usable
 
     if job.get("sota_path"):
         return False
@@ -655,14 +655,14 @@ def _judge_case(
 ) -> dict[str, Any]:
     import torch
 
-    from evaluator.engine.cases import case_inputs, stress_inputs
-    from evaluator.engine.compare import (
+    from grader.cases import case_inputs, stress_inputs
+    from grader.compare import (
         PRECISION_MAX_BYTES,
         compare_outputs,
         precision_cost_bytes,
         precision_report,
     )
-    from evaluator.engine.outputs import OutputFileError, read_outputs
+    from grader.outputs import OutputFileError, read_outputs
 
     device, io_dir = job["device"], Path(job["io_dir"])
     inputs = case_inputs(reference, shape_job["shape"], case, device)
@@ -717,8 +717,8 @@ def _judge_case(
 def _probe(job: dict[str, Any]) -> None:
     """The reference's measured peak on the visible shapes, then each drawn shape's footprint
     from a run on the meta device, until enough fit the budget (see feasibility.py)."""
-    from evaluator.engine import channel, feasibility
-    from evaluator.engine.modules import load_module
+    from grader import channel, feasibility
+    from grader.modules import load_module
 
     reference = load_module(Path(job["reference_path"]), "reference")
     entry = dict(job.get("cached") or {})
@@ -736,7 +736,7 @@ def _probe(job: dict[str, Any]) -> None:
 
 def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
     """The visible shape with the largest measured peak, its footprint, and the budget."""
-    from evaluator.engine import feasibility
+    from grader import feasibility
 
     device = job["device"]
     best: dict[str, Any] = {"visible_peak_bytes": -1}
@@ -765,8 +765,8 @@ def _measured_peak_bytes(
     host, where no allocator keeps a peak, the footprint (parameters, inputs and outputs)."""
     import torch
 
-    from evaluator.engine.cases import Case, case_inputs
-    from evaluator.engine.modules import apply_shape
+    from grader.cases import Case, case_inputs
+    from grader.modules import apply_shape
 
     if device != "cuda" and footprint is not None:
         return footprint
@@ -788,7 +788,7 @@ def _measured_peak_bytes(
 def _probe_shape(
     reference: Any, shape: dict[str, int], visible: dict[str, int], entry: dict[str, Any]
 ) -> dict[str, Any]:
-    from evaluator.engine import feasibility
+    from grader import feasibility
 
     footprint, error = (None, None)
     if entry.get("meta_supported", True):
@@ -809,8 +809,8 @@ def _meta_footprint(reference: Any, shape: dict[str, int]) -> tuple[int | None, 
     device (shapes and dtypes only, no memory); the exception where it does not run there."""
     import torch
 
-    from evaluator.engine.kbproblem import on_meta
-    from evaluator.engine.modules import apply_shape
+    from grader.kbproblem import on_meta
+    from grader.modules import apply_shape
 
     try:
         apply_shape(reference, shape)
@@ -832,7 +832,7 @@ def _meta_unsupported(error: Exception) -> bool:
 def _footprint_bytes(model: Any, inputs: list[Any], outputs: list[Any]) -> int:
     """Bytes of the reference's parameters, buffers, inputs and outputs, as the importer
     counts a problem's bytes."""
-    from evaluator.engine.cases import tensor_bytes
+    from grader.cases import tensor_bytes
 
     return tensor_bytes([*model.parameters(), *model.buffers(), *inputs, *outputs])
 
@@ -852,8 +852,8 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
     """Eager time measured here, in a process the candidate never touched."""
     import torch
 
-    from evaluator.engine import channel
-    from evaluator.engine.timing import time_interleaved
+    from grader import channel
+    from grader.timing import time_interleaved
 
     allow_graphs = _allow_graphs(job, index)
     cached = job.get("cached_baselines", {}).get(str(index))
@@ -883,8 +883,8 @@ def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[lis
 
 def _sota_module(job: dict[str, Any]) -> Any:
     """The task's sota.py, when it ships one and its library path is available here."""
-    from evaluator.engine import channel
-    from evaluator.engine.modules import load_module
+    from grader import channel
+    from grader.modules import load_module
 
     path = job.get("sota_path")
     if not path:
@@ -936,7 +936,7 @@ def prepared_main() -> int:
     CUDA is left uninitialised, and the job's path comes as one line on stdin. End of input
     (the pool let it go) ends it with nothing done."""
     _prepare()
-    from evaluator.engine import channel
+    from grader import channel
 
     channel.send("prepared")
     line = sys.stdin.readline().strip()
@@ -950,7 +950,7 @@ def _prepare() -> None:
     import torch.profiler
     import triton  # noqa: F401
 
-    from evaluator.engine import (  # noqa: F401
+    from grader import (  # noqa: F401
         builds,
         cases,
         channel,

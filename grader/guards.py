@@ -63,7 +63,7 @@ _WATCHED_FUNCTIONS: dict[str, Callable[[], Any]] = {
 
 
 def _harness_functions() -> dict[str, Callable[[], Any]]:
-    from evaluator.engine import cases, channel, timing
+    from grader import cases, channel, timing
 
     return {
         "channel.send": lambda: channel.send,

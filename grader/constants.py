@@ -16,7 +16,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-from evaluator.engine.formulas import BINARY_OPERATORS
+from grader.formulas import BINARY_OPERATORS
 
 # Bounds on what the evaluator computes, so a hostile or odd constant cannot hang the import.
 _MAX_EXPONENT = 64

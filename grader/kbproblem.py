@@ -28,9 +28,9 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from evaluator.engine.cases import tensor_bytes
-from evaluator.engine.constants import Constant, execute_with, module_constants
-from evaluator.engine.generalization import kernelbench_rules
+from grader.cases import tensor_bytes
+from grader.constants import Constant, execute_with, module_constants
+from grader.generalization import kernelbench_rules
 
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
 LOW_FACTOR = 4  # dimensions scale down to a quarter ...

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evaluator.engine.formulas import (
+from grader.formulas import (
     FormulaError,
     formula_evaluate,
     relation_holds,
@@ -30,7 +30,7 @@ from evaluator.engine.formulas import (
 )
 
 if TYPE_CHECKING:
-    from evaluator.engine.taskspec import TaskSpec
+    from grader.taskspec import TaskSpec
 
 Shape = dict[str, int]
 KINDS = ("edge", "scale_up", "scale_down", "misaligned", "asymmetric")

@@ -1,5 +1,5 @@
 """The grader's configuration where it runs without the Django project: the
-`python -m evaluator.engine` command, an agent's own check of its solution, the bench scripts on
+`python -m grader` command, an agent's own check of its solution, the bench scripts on
 a GPU host. There the ARENA_* variables are read here, and only here, as the defaults of
 EvaluateOptions (and of the catalogue a slug is looked up in). A deployment's workers pass every
 one of these values from config/settings.py instead, so none is read twice.
@@ -18,7 +18,7 @@ DATA_DIR = "ARENA_DATA_DIR"
 SANDBOX_IMAGE = "ARENA_SANDBOX_IMAGE"
 
 CACHE_HOME = Path.home() / ".cache" / "kernel-arena"
-DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "tasks" / "catalog"
+DEFAULT_CATALOG = Path(__file__).resolve().parents[1] / "tasks" / "catalog"
 
 
 def text(name: str) -> str | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from evaluator.engine.constants import execute_with
+from grader.constants import execute_with
 
 # Attributes load_module leaves on a module so apply_shape can re-execute its source.
 _TREE = "__arena_tree__"

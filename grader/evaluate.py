@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.engine import builds, environment, feasibility, prepared
-from evaluator.engine.baselines import baseline_key, cache_load, cache_store
-from evaluator.engine.cases import Stress, cases_for
-from evaluator.engine.compare import tolerance_for
-from evaluator.engine.feasibility import POOL_FACTOR
-from evaluator.engine.generalization import UnseenShape
-from evaluator.engine.result import (
+from grader import builds, environment, feasibility, prepared
+from grader.baselines import baseline_key, cache_load, cache_store
+from grader.cases import Stress, cases_for
+from grader.compare import tolerance_for
+from grader.feasibility import POOL_FACTOR
+from grader.generalization import UnseenShape
+from grader.result import (
     REWARD_INCORRECT,
     REWARD_NOT_COMPILED,
     REWARD_NOT_CONSTRUCTED,
@@ -41,10 +41,10 @@ from evaluator.engine.result import (
     Gate,
     ShapeRow,
 )
-from evaluator.engine.scoring import score_performance
-from evaluator.engine.taskspec import StressCase, TaskSpec, load_task
-from evaluator.engine.timing import percentile
-from evaluator.engine.verdicts import collect_flags, shape_failures
+from grader.scoring import score_performance
+from grader.taskspec import StressCase, TaskSpec, load_task
+from grader.timing import percentile
+from grader.verdicts import collect_flags, shape_failures
 from sandboxes.backends import (
     Limits,
     Outcome,
@@ -56,9 +56,9 @@ from sandboxes.backends import (
     unsafe_switch_on,
 )
 
-ENGINE_ROOT = Path(__file__).resolve().parents[2]
+ENGINE_ROOT = Path(__file__).resolve().parents[1]
 # What a grader child imports: bound read-only into its sandbox, never the whole checkout.
-CHILD_CODE = (ENGINE_ROOT / "evaluator", ENGINE_ROOT / "sandboxes")
+CHILD_CODE = (ENGINE_ROOT / "grader", ENGINE_ROOT / "sandboxes")
 LOG_TAIL_BYTES = 64 * 1024
 BASE_SEED = 0
 SHM_DIR = "/dev/shm"  # noqa: S108 - created private per evaluation by TemporaryDirectory
@@ -296,7 +296,7 @@ class _Launcher:
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only)."""
         return self.sandbox(sandboxed=role == "candidate").start(
-            [sys.executable, "-m", "evaluator.engine.child", "--prepared"],
+            [sys.executable, "-m", "grader.child", "--prepared"],
             workdir=workdir,
             env=self.env(workdir),
             limits=self.limits(),
@@ -309,7 +309,7 @@ class _Launcher:
         caller stops is killed then. A container (docker: not preparable) runs through the
         backend's own run(), to its end."""
         sandbox = self.sandbox(sandboxed=role == "candidate")
-        argv = [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")]
+        argv = [sys.executable, "-m", "grader.child", str(workdir / "job.json")]
         env, limits = self.env(workdir), self.limits()
         if not sandbox.preparable:
             return sandbox.run(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
@@ -380,7 +380,7 @@ def plan_shapes(
         }
         for i, s in enumerate(spec.shapes_for(device))
     ]
-    from evaluator.engine.generalization import draw_unseen_shapes, hidden_seed_material
+    from grader.generalization import draw_unseen_shapes, hidden_seed_material
 
     secret = options.hidden_seed or ""
     source = "secret" if secret else "random"
@@ -820,7 +820,7 @@ class _Evaluation:
             detail,
         )
         if seen_correct:
-            from evaluator.engine.result import Flag
+            from grader.result import Flag
 
             self.result.flags.append(
                 Flag(
@@ -931,7 +931,7 @@ def build_solution(
             "TORCH_CUDA_ARCH_LIST": arch,
         }
         outcome = _isolating_sandbox(options).run(
-            [sys.executable, "-m", "evaluator.engine.child", str(workdir / "job.json")],
+            [sys.executable, "-m", "grader.child", str(workdir / "job.json")],
             workdir=workdir,
             env=scrubbed_env(extra, home=workdir),
             limits=Limits(timeout_s=options.timeout_s, memory_bytes=options.memory_bytes),

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from evaluator.engine.modules import apply_shape
+from grader.modules import apply_shape
 
 # Seen shapes: the problem's own inputs under three seeds, then one case per other distribution.
 SEEN_DISTRIBUTIONS = ("problem", "problem", "problem", "normal", "scaled", "outliers")
