@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from arena.agent_names import AgentNameRefused, agent_name_parse
+from arena.agents.registry import ADAPTERS
 from arena.models import Agent, Run
 from arena.run_verdicts import verdict_of_grading, verdict_of_run
 from arena.selectors import runs_visible_to
@@ -23,6 +24,7 @@ from evaluator.models import Evaluation
 from evaluator.redaction import error_seen, result_seen
 from tasks.models import Task
 from tasks.selectors import task_get_active
+from transcripts.formats.registry import harness_by_format
 from transcripts.models import Trajectory
 from transcripts.render import RunContext
 from transcripts.services import (
@@ -32,33 +34,13 @@ from transcripts.services import (
     trajectory_store,
 )
 
-# The harness whose CLI writes each log format: an agent first seen in an upload takes it. Where
-# the arena runs that CLI, it is the adapter's name (arena/agents); the others are named for their
-# CLI and can be uploaded but not launched. A list of chat messages names no CLI.
-HARNESS_BY_FORMAT = {
-    "claude-code-jsonl": "claude-code",
-    "claude-code-stream-json": "claude-code",
-    "codex-rollout": "codex",
-    "codex-rollout-legacy": "codex",
-    "codex-exec-json": "codex",
-    "cursor-stream-json": "cursor",
-    "cursor-agent-transcript": "cursor",
-    "gemini-cli-session": "gemini",
-    "gemini-cli-jsonl": "gemini",
-    "qwen-code-jsonl": "qwen-code",
-    "copilot-cli-events": "copilot-cli",
-    "opencode-storage": "opencode",
-    "opencode-export": "opencode",
-    "droid-session": "droid",
-    "droid-stream-json": "droid",
-    "kimi-cli": "kimi-cli",
-    "grok-cli": "grok-cli",
-    "claude-ai-export": "claude-ai",
-}
+# The harness whose CLI writes each log format, as the format's registry entry labels it: an
+# agent first seen in an upload takes it. Where the arena runs that CLI, it is the adapter's
+# name (arena/agents); the others are named for their CLI and can be uploaded but not launched.
+# A list of chat messages names no CLI.
+HARNESS_BY_FORMAT = harness_by_format()
 # Harnesses the arena cannot launch: their logs are uploaded, never run here.
-UPLOAD_ONLY_HARNESSES = frozenset(
-    {"qwen-code", "copilot-cli", "opencode", "droid", "kimi-cli", "grok-cli", "claude-ai"}
-)
+UPLOAD_ONLY_HARNESSES = frozenset(HARNESS_BY_FORMAT.values()) - frozenset(ADAPTERS)
 # Harnesses that tie an agent to one CLI's logs; others (a command template, the scripted
 # demo) may run any CLI, and a log of any harness is accepted under them.
 LOG_HARNESSES = frozenset(HARNESS_BY_FORMAT.values())

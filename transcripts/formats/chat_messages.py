@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 from .anthropic_messages import Shared, ThreadBuilder, usage_from
-from .detect import sniff
 from .errors import TranscriptFormatError
 from .finish import finish_transcript
 from .records import (
@@ -26,12 +25,14 @@ from .records import (
     record_not_understood,
 )
 from .schema import EventKind, Thread, Transcript, Usage
+from .sniffers import chat_flavour
 
 
 def parse(files: list[SourceFile]) -> Transcript:
     source = files[0]
-    transcript = Transcript(format=sniff(source) or "openai-chat-messages")
+    transcript = Transcript(format="openai-chat-messages")
     messages, system, model = _messages(source, transcript)
+    transcript.format = chat_flavour(messages) or transcript.format
     transcript.model = model
     thread = Thread(id="main", kind="main")
     transcript.threads.append(thread)

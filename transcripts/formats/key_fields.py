@@ -25,15 +25,18 @@ MIN_GAPS = 2
 Check = Callable[[Transcript, list[Event]], str | None]
 
 
-def check_key_fields(transcript: Transcript, *, fmt: str, label: str) -> None:
-    """Raise TranscriptFormatError naming `label` and `fmt` when the parse is not a session."""
+def check_key_fields(
+    transcript: Transcript, *, fmt: str, label: str, checks: tuple[Check, ...] = ()
+) -> None:
+    """Raise TranscriptFormatError naming `label` and `fmt` when the parse is not a session.
+    `checks` are the format's own (its LogFormat's key_fields), run after the general ones."""
     events = transcript.events()
     if not events:
         # A log that only looks like a format (a header, a summary line) is not a session.
         raise TranscriptFormatError(
             f"{label}: read as {fmt}, but it holds no messages, tool calls or results"
         )
-    for check in (*GENERAL_CHECKS, *FORMAT_CHECKS.get(fmt, ())):
+    for check in (*GENERAL_CHECKS, *checks):
         missing = check(transcript, events)
         if missing:
             raise TranscriptFormatError(
@@ -83,9 +86,3 @@ GENERAL_CHECKS: tuple[Check, ...] = (
     message_texts_present,
     turns_filled,
 )
-# Key fields particular to a format, beyond the general ones.
-FORMAT_CHECKS: dict[str, tuple[Check, ...]] = {
-    "cursor-agent-transcript": (prompts_present,),
-    "gemini-cli-jsonl": (prompts_present,),
-    "qwen-code-jsonl": (prompts_present,),
-}
