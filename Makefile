@@ -95,7 +95,7 @@ test: lint test-static
 # The streams find the static files current and collect nothing, so none collects beside another.
 test-static: $(STAMP)
 	$(call EMBEDDED_ENV,test-collect) DJANGO_SETTINGS_MODULE=config.settings $(BIN)/python -c \
-		"import django; django.setup(); from config.static_files import static_files_collect; static_files_collect()"
+		"import django; django.setup(); from web.static_files import static_files_collect; static_files_collect()"
 
 test-stream-one: $(STAMP) system-deps
 	@echo "== stream one: grader, tasks, sandboxes, transcripts, leaderboard, browser (embedded)"

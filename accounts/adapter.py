@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from django.shortcuts import render
 
-from config.login_lockout import client_address
+from web.login_lockout import client_address
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -25,7 +25,7 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def get_client_ip(self, request: HttpRequest) -> str:
         """The address that sign-up and login rate limits count: the one the lockout counts
-        (config/login_lockout.py, from ARENA_PROXY_COUNT), so the two never disagree."""
+        (web/login_lockout.py, from ARENA_PROXY_COUNT), so the two never disagree."""
         address = client_address(request)
         if not address:
             raise PermissionDenied("Unable to determine the client's address")

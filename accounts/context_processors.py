@@ -7,7 +7,7 @@ def nav_account(request: HttpRequest) -> dict:
 
     A request without a session cookie is anonymous for certain, and is answered without reading
     the session: reading it makes the response vary on the cookie, and the public pages that
-    every such visitor shares could no longer be kept by config/page_cache.py."""
+    every such visitor shares could no longer be kept by web/page_cache.py."""
     user = None
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         # None where a DRF view put its anonymous user (UNAUTHENTICATED_USER) on the request.

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.forms import TokenCreateForm
 from accounts.selectors import api_tokens_of
 from accounts.services import TokenRefused, api_token_create, api_token_revoke
-from config.throttles import write_throttled
+from web.throttles import write_throttled
 
 
 @login_required

@@ -17,7 +17,7 @@ from arena.agents.base import AdapterError, Budget
 from arena.lifecycle import RunNotCancellable, run_cancel
 from arena.models import Run
 from arena.runs import agent_adapter, agent_for_launch, runs_launch, tasks_select
-from config.api_errors import error_body
+from web.api_errors import error_body
 
 MAX_RUNS_PER_LAUNCH = 500
 

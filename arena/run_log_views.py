@@ -26,7 +26,6 @@ from arena.log_uploads import (
 from arena.models import Run
 from arena.run_logs import trajectory_upload, transcript_run_context
 from arena.selectors import agents_of, runs_visible_to
-from config.throttles import write_throttled
 from evaluator.solution_checks import (
     SolutionRefused,
     solution_check,
@@ -43,6 +42,7 @@ from transcripts.services import (
     held_max_age_s,
     transcript_page_html,
 )
+from web.throttles import write_throttled
 
 
 def _run_with_trajectory(request: HttpRequest, run_id: int) -> Run:

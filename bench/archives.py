@@ -83,6 +83,8 @@ def upload_child(path: str) -> None:
     django.setup()
     from django.core.management import call_command
 
+    import config.celery  # noqa: F401 - the Celery app that an upload's grading is sent through
+
     call_command("migrate", verbosity=0)
     token, task = _upload_rows()
     from django.conf import settings

@@ -117,6 +117,7 @@ def django_ready() -> str:
     from django.conf import settings
     from django.core.management import call_command
 
+    import config.celery  # noqa: F401 - the Celery app that an upload's grading is sent through
     from tasks.services import task_sync
 
     call_command("migrate", verbosity=0)

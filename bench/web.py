@@ -10,7 +10,7 @@ grader's results (gates, per-shape rows, summary, flags, KernelBench reward) ove
 catalogue's tasks; leaderboard scores are then built by the leaderboard's own rebuild service.
 
 The app runs under gunicorn (gthread workers, DEBUG off, WhiteNoise for static files), through
-config.wsgi, as deployed: the page cache in front of Django included (config/page_cache.py,
+config.wsgi, as deployed: the page cache in front of Django included (web/page_cache.py,
 ARENA_PAGE_CACHE_S). The load generator is a closed loop of --clients connections on loopback,
 each keep-alive with one request in flight, a warm-up, then a measured window: wrk (Debian's
 `wrk`; its Lua hook reports the percentiles) when it is on PATH, else --generator python, the

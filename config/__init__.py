@@ -1,8 +1,6 @@
-"""The Django project: settings, URLs, the Celery app, WSGI, and what every app shares of
-them (typed settings helpers, the page cache, the API's error handling and throttles). The
-domain apps (arena, evaluator, tasks, transcripts, leaderboard) live beside it; importing
-one of them starts no Celery app."""
+"""The Django project's wiring: settings, URLs, the Celery app, WSGI and the embedded broker.
 
-from config.celery import app as celery_app
-
-__all__ = ["celery_app"]
+Importing this package loads nothing else, so a process that only reads settings (an app's
+modules, `manage.py migrate`) gets no Celery. The processes that send or run Celery tasks load
+the app themselves: manage.py, config/wsgi.py, `celery -A config` (config/celery.py) and the
+test suite's conftest."""

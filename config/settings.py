@@ -198,7 +198,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "leaderboard:index"
 LOGOUT_REDIRECT_URL = "leaderboard:index"
 
-# Failed logins (config/login_lockout.py, django-axes): this many failures from one address or
+# Failed logins (web/login_lockout.py, django-axes): this many failures from one address or
 # on one account within ARENA_LOGIN_COOLOFF_S refuse logins from that address and to that
 # account until that long has passed with no further try. Axes' backend comes first, so that it
 # refuses before any backend checks a password (allauth's goes after it, beside ModelBackend).
@@ -214,13 +214,13 @@ AUTHENTICATION_BACKENDS = [
     # allauth's form logs in by username or e-mail address, either in any case.
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
-AXES_HANDLER = "config.login_lockout.LoginAttempts"
+AXES_HANDLER = "web.login_lockout.LoginAttempts"
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
-AXES_FAILURE_LIMIT = "config.login_lockout.failure_limit"
-AXES_COOLOFF_TIME = "config.login_lockout.cool_off"
-AXES_USERNAME_CALLABLE = "config.login_lockout.account_name"
-AXES_CLIENT_IP_CALLABLE = "config.login_lockout.client_address"
-AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_page"
+AXES_FAILURE_LIMIT = "web.login_lockout.failure_limit"
+AXES_COOLOFF_TIME = "web.login_lockout.cool_off"
+AXES_USERNAME_CALLABLE = "web.login_lockout.account_name"
+AXES_CLIENT_IP_CALLABLE = "web.login_lockout.client_address"
+AXES_LOCKOUT_CALLABLE = "web.login_lockout.lockout_page"
 AXES_RESET_ON_SUCCESS = True
 # The lockout needs the failures only; a row for every successful login would grow forever.
 AXES_DISABLE_ACCESS_LOG = True
@@ -331,9 +331,9 @@ REST_FRAMEWORK = {
     # /accounts/tokens/ or with `manage.py token_create`, kept hashed).
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.WriteRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["web.throttles.WriteRateThrottle"],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "web.api_errors.api_exception_handler",
 }
 
 # Writes per API token, "<count>/<second|minute|hour|day>"; empty turns the limit off.
@@ -363,7 +363,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.api_errors.add_error_responses",
+        "web.api_errors.add_error_responses",
     ],
 }
 
@@ -486,7 +486,7 @@ else:
     )
 
 # Public pages and read API responses (the leaderboard, the matrix, the ranking API) are kept
-# whole this many seconds per web process (config/page_cache.py); 0 turns that off.
+# whole this many seconds per web process (web/page_cache.py); 0 turns that off.
 ARENA_PAGE_CACHE_S = env_int("ARENA_PAGE_CACHE_S", 1, minimum=0)
 
 LOGGING = {

@@ -18,10 +18,10 @@ from arena.api_docs import ApiDocsView
 from arena.api_runs import RunCancelApi, RunLaunchApi
 from arena.api_trajectories import TrajectoryCreateApi
 from arena.selectors import evaluations_visible_to
-from config.api_errors import not_found as api_not_found
 from evaluator.api import EvaluationCollectionApi, EvaluationDetailApi
 from leaderboard import views as leaderboard_views
 from tasks import views as tasks_views
+from web.api_errors import not_found as api_not_found
 
 api_v1 = [
     path("submissions", SubmissionCreateApi.as_view(), name="submission-create"),
@@ -90,9 +90,9 @@ urlpatterns = [
     path("", include("leaderboard.urls")),
 ]
 # Under /api/ Django's own errors answer in the API's JSON error shape, elsewhere as pages.
-handler400 = "config.api_errors.bad_request"
-handler403 = "config.api_errors.permission_denied"
-handler404 = "config.api_errors.not_found"
+handler400 = "web.api_errors.bad_request"
+handler403 = "web.api_errors.permission_denied"
+handler404 = "web.api_errors.not_found"
 
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

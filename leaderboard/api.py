@@ -14,7 +14,6 @@ from rest_framework.views import APIView
 
 from arena.models import Run
 from arena.run_verdicts import VERDICT_CODES, Verdict, verdict_of_grading, verdict_of_run
-from config.page_cache import public_page
 from evaluator.redaction import result_seen
 from leaderboard.scores import (
     FAILURE_SPEEDUP,
@@ -42,6 +41,7 @@ from leaderboard.selectors import (
 )
 from tasks.models import Task
 from tasks.selectors import task_get_active, task_list
+from web.page_cache import public_page
 
 RUN_STATUSES = Run.Status.values
 CATEGORIES = Task.Category.values

@@ -18,7 +18,6 @@ from arena.run_verdicts import (
     verdict_of_grading,
     verdict_of_run,
 )
-from config.page_cache import public_page
 from evaluator.redaction import error_seen, result_seen, shapes_seen
 from leaderboard import figures
 from leaderboard.compare import (
@@ -75,6 +74,7 @@ from leaderboard.selectors import (
 from leaderboard.templatetags.leaderboard import SPEED_BINS
 from tasks.selectors import task_folder, task_get_active, task_shape_rows
 from transcripts.render.highlight import python_to_html
+from web.page_cache import public_page
 
 RUN_PAGE_LIMIT = 100
 RUN_LIST_PAGE_SIZE = 50

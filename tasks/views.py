@@ -3,9 +3,9 @@
 
 from django.shortcuts import render
 
-from config.page_cache import public_page
 from tasks.models import Task
 from tasks.selectors import task_list, task_suites
+from web.page_cache import public_page
 
 
 @public_page

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import override_settings
 
+import config.celery  # noqa: F401 - the Celery app that the tests' enqueued tasks go through
 from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,7 +52,7 @@ def collected_static():
     """The static files collected into this data folder's STATIC_ROOT, hashed and compressed as
     deployed; collected again only when a source file changed since (the first run of a fresh
     data folder takes about a minute)."""
-    from config.static_files import static_files_collect
+    from web.static_files import static_files_collect
 
     static_files_collect()
 

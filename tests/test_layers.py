@@ -6,18 +6,34 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# The pure packages, lowest layer of DESIGN.md (pyproject.toml's layers contract).
 PURE = ["grader", "sandboxes", "transcripts/formats", "transcripts/render"]
+APPS = ["accounts", "arena", "evaluator", "tasks", "transcripts", "leaderboard"]
+NOT_PURE = {"django", "rest_framework", "celery", "config", "web", *APPS}
 ALLOWED_IN_ENGINE = {"torch", "triton", "grader", "sandboxes", "numpy"}
 
 
-def imported_roots(path: Path) -> set[str]:
-    roots = set()
+def imported_modules(path: Path) -> set[str]:
+    names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
+            names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            roots.add(node.module.split(".")[0])
-    return roots
+            names.add(node.module)
+    return names
+
+
+def imported_roots(path: Path) -> set[str]:
+    return {name.split(".")[0] for name in imported_modules(path)}
+
+
+def reaches_outside_the_pure_packages(name: str) -> bool:
+    # transcripts/formats and transcripts/render live inside the transcripts app for now: the
+    # app's other modules are as out of reach as any app.
+    pure = {package.replace("/", ".") for package in PURE}
+    if any(name == package or name.startswith(package + ".") for package in pure):
+        return False
+    return name.split(".")[0] in NOT_PURE
 
 
 @pytest.mark.parametrize("package", PURE)
@@ -25,6 +41,8 @@ def test_pure_package_does_not_import_django(package):
     for path in (REPO / package).rglob("*.py"):
         roots = imported_roots(path)
         assert not roots & {"django", "rest_framework", "celery", "arena", "leaderboard"}, path
+        outside = {n for n in imported_modules(path) if reaches_outside_the_pure_packages(n)}
+        assert not outside, (path, outside)
 
 
 def test_engine_imports_only_torch_triton_and_the_standard_library():
@@ -62,3 +80,36 @@ def test_sandboxes_import_only_the_standard_library_and_the_docker_sdk():
         outside = {r for r in imported_roots(path) if r not in sys.stdlib_module_names}
         allowed = {"sandboxes", "docker", "requests"} if path.name == "docker.py" else {"sandboxes"}
         assert outside <= allowed, (path, outside)
+
+
+def test_importing_every_module_of_the_apps_loads_no_celery_app():
+    """With Django's settings loaded, as in the web process: the apps' modules (their Celery
+    tasks included) bind to whichever Celery app the process made, and make none themselves;
+    the project's (config/celery.py) is loaded only by the processes that send or run tasks."""
+    import subprocess
+    import sys
+
+    script = (
+        "import importlib, pkgutil, sys, django\n"
+        "django.setup()\n"
+        "from celery import _state\n"
+        f"for app in {[*APPS, 'web']!r}:\n"
+        "    package = importlib.import_module(app)\n"
+        "    for info in pkgutil.walk_packages(package.__path__, app + '.'):\n"
+        "        if not info.name.endswith('__main__'):\n"
+        "            importlib.import_module(info.name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('config.celery')))\n"
+        "print(len(list(_state._get_active_apps())))\n"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "ARENA_SECRET_KEY": "test-only-secret-key",
+        "ARENA_DATA_DIR": str(REPO / "var" / "test"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "0"]

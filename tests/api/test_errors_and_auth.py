@@ -130,7 +130,7 @@ def test_unsupported_media_type_is_415(client, db):
     ],
 )
 def test_nested_validation_errors_are_flattened_to_field_names(detail, fields):
-    from config.api_errors import flatten_fields
+    from web.api_errors import flatten_fields
 
     assert flatten_fields(detail) == fields
 
@@ -180,7 +180,7 @@ def test_an_error_about_a_named_field_that_is_not_a_400_names_it_too():
     from rest_framework import status
     from rest_framework.exceptions import APIException
 
-    from config.api_errors import api_exception_handler
+    from web.api_errors import api_exception_handler
 
     class TooLarge(APIException):
         status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE

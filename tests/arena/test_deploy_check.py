@@ -13,8 +13,8 @@ import pytest
 from django.core.wsgi import get_wsgi_application
 from django.test import Client, override_settings
 
-from config.page_cache import PageCache
 from tests.arena.test_settings import REPO, load_settings
+from web.page_cache import PageCache
 
 # Django's check wants 50 characters or more, 5 of them distinct, not its own insecure prefix.
 STRONG_KEY = secrets.token_urlsafe(50)

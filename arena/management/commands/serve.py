@@ -11,7 +11,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from config.static_files import static_files_collect
+from web.static_files import static_files_collect
 
 STOP_GRACE_S = 10
 

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from config.page_cache import PageCache
+from web.page_cache import PageCache
 
 
 class Clock:

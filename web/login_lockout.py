@@ -21,7 +21,7 @@ from axes.helpers import get_client_username
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from config.throttles import too_many_requests
+from web.throttles import too_many_requests
 
 
 class LoginAttempts(AxesDatabaseHandler):

@@ -13,7 +13,7 @@ from django.db.models import F
 from django.test import RequestFactory
 
 from accounts.services import api_token_create
-from config.login_lockout import client_address
+from web.login_lockout import client_address
 
 pytestmark = pytest.mark.django_db
 
