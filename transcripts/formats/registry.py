@@ -18,9 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from . import (
+    antigravity,
     chat_messages,
     claude_ai_export,
     claude_code,
+    claude_loglines,
     claude_stream_json,
     codex,
     codex_exec,
@@ -32,7 +34,9 @@ from . import (
     gemini_jsonl,
     grok,
     kimi,
+    kimi_code,
     opencode,
+    pi_session,
     qwen,
     sniffers,
 )
@@ -55,6 +59,7 @@ FORMATS: tuple[LogFormat, ...] = (
         "claude-code",
         records=((100, sniffers.claude_stream_json),),
     ),
+    claude_loglines.FORMAT_SPEC,
     LogFormat(
         "codex-rollout",
         "Codex",
@@ -106,6 +111,7 @@ FORMATS: tuple[LogFormat, ...] = (
         records=((70, sniffers.gemini_jsonl),),
         key_fields=(prompts_present,),
     ),
+    antigravity.FORMAT_SPEC,
     LogFormat(
         "qwen-code-jsonl",
         "Qwen Code",
@@ -157,6 +163,9 @@ FORMATS: tuple[LogFormat, ...] = (
         "kimi-cli",
         records=((130, sniffers.kimi_cli),),
     ),
+    kimi_code.FORMAT_SPEC,
+    pi_session.PI_FORMAT,
+    pi_session.OPENCLAW_FORMAT,
     LogFormat(
         "grok-cli",
         "Grok CLI",

@@ -1,0 +1,276 @@
+"""pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`, session
+versions 1 to 3) and OpenClaw's, which are the same file written by OpenClaw's embedded pi
+(`~/.openclaw/agents/<agent>/sessions/<session id>.jsonl`).
+
+The first line is the header `{"type": "session", "version", "id", "timestamp", "cwd"}`; every
+later entry has `{type, id, parentId, timestamp}` (version 1 has no ids: the entries are one
+line of conversation). Entries form a tree: a branch made with /tree leaves its old entries in
+the file, and the conversation is the path from the last entry back to the first. Entry types:
+`message` (an AgentMessage: `user`, `assistant` with text / thinking / toolCall parts and its
+`usage`, `toolResult`, `bashExecution` (a command the user ran), `custom`, `branchSummary`,
+`compactionSummary`), `compaction`, `branch_summary`, `model_change`,
+`thinking_level_change`, `custom` (an extension's state, never shown), `custom_message`,
+`label`, `session_info`.
+
+Tokens: each assistant message's `usage {input, output, cacheRead, cacheWrite}`, `input`
+without the cached part, one model call each; its `cost.total` (OpenClaw: `costUSD`) is the
+session's cost where every call has one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .anthropic_messages import Shared, ThreadBuilder
+from .finish import finish_transcript
+from .log_format import LogFormat
+from .records import (
+    RECORD_ERRORS,
+    SourceFile,
+    as_dict,
+    as_str,
+    as_text,
+    iter_jsonl,
+    record_not_understood,
+    unknown_event,
+)
+from .schema import EventKind, Thread, Transcript
+
+PI_FORMAT_ID = "pi-session"
+OPENCLAW_FORMAT_ID = "openclaw-session"
+
+_ROLES = frozenset(
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary"}
+    | {"compactionSummary"}
+)
+# Entries that hold settings or an extension's state: read, never shown.
+_SILENT = frozenset({"session", "thinking_level_change", "custom", "label", "session_info"})
+
+
+def is_pi(records: list[dict[str, Any]]) -> bool:
+    return any(_is_pi_entry(r) for r in records)
+
+
+def is_openclaw(records: list[dict[str, Any]]) -> bool:
+    """A pi session that OpenClaw wrote: its model-snapshot entries, or its workspace."""
+    return is_pi(records) and any(
+        (r.get("type") == "custom" and r.get("customType") == "model-snapshot")
+        or (r.get("type") == "session" and "/.openclaw/" in str(r.get("cwd")))
+        for r in records
+    )
+
+
+def _is_pi_entry(record: dict[str, Any]) -> bool:
+    kind = as_str(record.get("type"))
+    if kind == "session":
+        return "id" in record and ("cwd" in record or "version" in record)
+    if kind in ("model_change", "thinking_level_change", "compaction", "branch_summary"):
+        return "id" in record and "parentId" in record
+    message = record.get("message")
+    return (
+        kind == "message"
+        and isinstance(message, dict)
+        and as_str(message.get("role")) in _ROLES
+        and ("parentId" in record or "timestamp" in message)
+    )
+
+
+def parse(files: list[SourceFile]) -> Transcript:
+    source = files[0]
+    transcript = Transcript(format=PI_FORMAT_ID)
+    entries = [(line, r) for line, r in iter_jsonl(source, transcript.malformed)]
+    path = _conversation(entries, transcript)
+    thread = Thread(id="main", kind="main")
+    transcript.threads.append(thread)
+    reader = _Reader(transcript, ThreadBuilder(thread, Shared()))
+    for line, entry in path:
+        try:
+            reader.entry(entry, line)
+        except RECORD_ERRORS as exc:
+            record_not_understood(transcript.malformed, source.name, line, exc)
+    if reader.costs and reader.costs_complete:
+        transcript.cost_usd = round(sum(reader.costs), 6)
+    for other in files[1:]:
+        transcript.notes.append(f"{other.name}: another session, not shown.")
+    return finish_transcript(transcript)
+
+
+def parse_openclaw(files: list[SourceFile]) -> Transcript:
+    transcript = parse(files)
+    transcript.format = OPENCLAW_FORMAT_ID
+    return transcript
+
+
+def _conversation(
+    entries: list[tuple[int, dict[str, Any]]], transcript: Transcript
+) -> list[tuple[int, dict[str, Any]]]:
+    """The entries on the path from the last one back to the first, in order; the header and
+    entries without ids (version 1) always."""
+    by_id = {str(r["id"]): (line, r) for line, r in entries if "parentId" in r and "id" in r}
+    if not by_id:
+        return entries
+    leaf = next(str(r["id"]) for _, r in reversed(entries) if "parentId" in r and "id" in r)
+    on_path: set[str] = set()
+    node: str | None = leaf
+    while node is not None and node in by_id and node not in on_path:
+        on_path.add(node)
+        parent = by_id[node][1].get("parentId")
+        node = str(parent) if parent is not None else None
+    left = len(by_id) - len(on_path)
+    if left:
+        transcript.notes.append(
+            f"{left} entries of branches the session left (/tree) are not shown."
+        )
+    return [
+        (line, r)
+        for line, r in entries
+        if "parentId" not in r or "id" not in r or str(r["id"]) in on_path
+    ]
+
+
+class _Reader:
+    def __init__(self, transcript: Transcript, builder: ThreadBuilder) -> None:
+        self.transcript, self.builder = transcript, builder
+        self.model: str | None = None
+        self.costs: list[float] = []
+        self.costs_complete = True
+
+    def entry(self, entry: dict[str, Any], line: int) -> None:
+        kind = as_str(entry.get("type")) or ""
+        stamp = as_str(entry.get("timestamp"))
+        if kind == "session":
+            self.transcript.session_id = as_str(entry.get("id"))
+            self.transcript.cwd = as_str(entry.get("cwd"))
+            self.transcript.started_at = stamp
+        elif kind == "message":
+            self.message(as_dict(entry.get("message")), line, stamp)
+        elif kind == "model_change":
+            self.model = as_str(entry.get("modelId")) or self.model
+        elif kind in ("compaction", "branch_summary"):
+            turn = self.builder.new_turn(timestamp=stamp)
+            event_kind = EventKind.COMPACTION if kind == "compaction" else EventKind.SYSTEM_NOTICE
+            text = as_str(entry.get("summary")) or kind
+            self.builder.event(turn, event_kind, line, text=text, timestamp=stamp)
+        elif kind == "custom_message":
+            self.notice(as_text(entry.get("content")), line, stamp)
+        elif kind not in _SILENT:
+            turn = self.builder.current_turn(stamp)
+            turn.events.append(unknown_event(self.builder.shared.ids, entry, kind or "?", line))
+
+    def notice(self, text: str, line: int, stamp: str | None) -> None:
+        turn = self.builder.current_turn(stamp)
+        self.builder.event(turn, EventKind.SYSTEM_NOTICE, line, text=text, timestamp=stamp)
+
+    def message(self, message: dict[str, Any], line: int, stamp: str | None) -> None:
+        role = message.get("role")
+        if role == "user":
+            self.builder.add_user(
+                {"content": _blocks(message.get("content"))},
+                tool_use_result=None,
+                timestamp=stamp,
+                line=line,
+            )
+        elif role == "assistant":
+            self.assistant(message, line, stamp)
+        elif role == "toolResult":
+            block = {
+                "tool_use_id": message.get("toolCallId"),
+                "content": _blocks(message.get("content")),
+                "is_error": bool(message.get("isError")),
+            }
+            self.builder.add_tool_result(block, None, stamp, line)
+        elif role == "bashExecution":
+            text = f"$ {message.get('command')}\n{as_text(message.get('output'))}".rstrip()
+            self.notice(text, line, stamp)
+        elif role in ("custom", "branchSummary", "compactionSummary"):
+            text = as_str(message.get("summary")) or as_text(message.get("content"))
+            self.notice(text, line, stamp)
+        else:
+            turn = self.builder.current_turn(stamp)
+            raw = {**message, "type": f"role:{role}"}
+            turn.events.append(unknown_event(self.builder.shared.ids, raw, f"role:{role}", line))
+
+    def assistant(self, message: dict[str, Any], line: int, stamp: str | None) -> None:
+        usage = as_dict(message.get("usage"))
+        self.builder.add_assistant(
+            {
+                "id": f"entry-{line}",
+                "model": as_str(message.get("model")) or self.model,
+                "content": _blocks(message.get("content")),
+                "usage": {
+                    "input_tokens": usage.get("input"),
+                    "output_tokens": usage.get("output"),
+                    "cache_read_input_tokens": usage.get("cacheRead"),
+                    "cache_creation_input_tokens": usage.get("cacheWrite"),
+                }
+                if usage
+                else None,
+            },
+            request_id=None,
+            timestamp=stamp,
+            line=line,
+            is_error=message.get("stopReason") == "error",
+        )
+        error = as_str(message.get("errorMessage"))
+        if error:
+            turn = self.builder.current_turn(stamp)
+            self.builder.event(
+                turn, EventKind.SYSTEM_NOTICE, line, text=error, timestamp=stamp, is_error=True
+            )
+        self._cost(usage)
+
+    def _cost(self, usage: dict[str, Any]) -> None:
+        cost = as_dict(usage.get("cost")).get("total", usage.get("costUSD"))
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            self.costs.append(float(cost))
+        else:
+            self.costs_complete = False
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """pi content parts as Anthropic blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    blocks: list[dict[str, Any]] = []
+    for part in content if isinstance(content, list) else []:
+        part = as_dict(part)
+        kind = part.get("type")
+        if kind == "toolCall":
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": part.get("id"),
+                    "name": part.get("name"),
+                    "input": part.get("arguments"),
+                }
+            )
+        elif kind == "image":
+            blocks.append(
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": part.get("mimeType"),
+                        "data": part.get("data"),
+                    },
+                }
+            )
+        elif part:
+            blocks.append(part)
+    return blocks
+
+
+PI_FORMAT = LogFormat(
+    PI_FORMAT_ID,
+    "pi",
+    parse,
+    "pi",
+    records=((46, is_pi),),
+)
+OPENCLAW_FORMAT = LogFormat(
+    OPENCLAW_FORMAT_ID,
+    "OpenClaw",
+    parse_openclaw,
+    "openclaw",
+    records=((45, is_openclaw),),
+)
