@@ -1,16 +1,16 @@
-"""Pages of a run's log: its transcript, the offline export, and the upload form."""
+"""The upload form of a run's log (its transcript page: leaderboard/transcript_pages.py)."""
 
 from __future__ import annotations
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from arena.log_uploads import (
     HeldUpload,
@@ -23,9 +23,8 @@ from arena.log_uploads import (
     log_upload_prepare,
     log_upload_store,
 )
-from arena.models import Run
-from arena.run_logs import trajectory_upload, transcript_run_context
-from arena.selectors import agents_of, runs_visible_to
+from arena.run_logs import trajectory_upload
+from arena.selectors import agents_of
 from evaluator.solution_checks import (
     SolutionRefused,
     solution_check,
@@ -33,63 +32,14 @@ from evaluator.solution_checks import (
     solution_max_bytes,
 )
 from tasks.selectors import task_list
-from transcripts.render import RunContext, transcript_policy
 from transcripts.render.highlight import python_to_html
 from transcripts.services import (
     TrajectoryForbidden,
     TrajectoryRejected,
     TrajectoryTooLarge,
     held_max_age_s,
-    transcript_page_html,
 )
 from web.throttles import write_throttled
-
-
-def _run_with_trajectory(request: HttpRequest, run_id: int) -> Run:
-    runs = runs_visible_to(user=request.user).select_related("agent", "task", "trajectory")
-    run = get_object_or_404(runs, pk=run_id)
-    if run.trajectory is None or not run.trajectory.normalized:
-        raise Http404(f"run {run_id} has no transcript")
-    return run
-
-
-def _title(run: Run) -> str:
-    return f"Run #{run.pk}: {run.agent.name} on {run.task.slug}"
-
-
-def _context(run: Run) -> RunContext:
-    return transcript_run_context(
-        run=run,
-        download_url=reverse("transcript-export", args=[run.pk]),
-        run_url=reverse("leaderboard:run-detail", args=[run.pk]),
-        disclosed=run.disclosed,
-    )
-
-
-def _secured(response: HttpResponse, policy: str) -> HttpResponse:
-    # Log content is hostile: the policy allows our one script and stylesheet by hash only.
-    response["Content-Security-Policy"] = policy
-    response["Referrer-Policy"] = "no-referrer"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
-
-
-@require_GET
-def transcript_page(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _run_with_trajectory(request, run_id)
-    html = transcript_page_html(trajectory=run.trajectory, context=_context(run), title=_title(run))
-    return _secured(HttpResponse(html), transcript_policy())
-
-
-@require_GET
-def transcript_export(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _run_with_trajectory(request, run_id)
-    html = transcript_page_html(
-        trajectory=run.trajectory, context=_context(run), title=_title(run), export=True
-    )
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-transcript.html"'
-    return _secured(response, transcript_policy())
 
 
 def task_choices() -> list[tuple[str, object]]:

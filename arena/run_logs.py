@@ -1,5 +1,5 @@
-"""A run's log: attaching an imported trajectory to an existing run, and what the transcript
-page shows beside the log. (A log uploaded for a new run, with its kernel: arena/log_uploads.py.)
+"""A run's log: attaching an imported trajectory to an existing run. (A log uploaded for a new
+run, with its kernel: arena/log_uploads.py; the transcript page: leaderboard/transcript_pages.py.)
 
 The transcripts app imports, stores and renders logs; runs are this app's rows. The trajectory
 is written by the transcripts app and handed back here, inside the same transaction, to be
@@ -8,25 +8,20 @@ attached.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from arena.agent_names import AgentNameRefused, agent_name_parse
 from arena.agents.registry import ADAPTERS
 from arena.models import Agent, Run
-from arena.run_verdicts import verdict_of_grading, verdict_of_run
 from arena.selectors import runs_visible_to
 from arena.services import run_may_act
-from evaluator.models import Evaluation
-from evaluator.redaction import error_seen, result_seen
 from tasks.models import Task
 from tasks.selectors import task_get_active
 from transcripts.formats.registry import harness_by_format
 from transcripts.models import Trajectory
-from transcripts.render import RunContext
 from transcripts.services import (
     TrajectoryForbidden,
     TrajectoryRejected,
@@ -155,81 +150,3 @@ def run_spend_set(run: Run, trajectory: Trajectory) -> None:
         run.duration_s = trajectory.duration_s
         fields.append("duration_s")
     run.save(update_fields=fields)
-
-
-# -- what the transcript page shows beside the log ----------------------------------------------
-
-
-def transcript_run_context(
-    *, run: Run, download_url: str, run_url: str, disclosed: bool = False
-) -> RunContext:
-    """The agent, the task and the latest grading; its solution output and error messages
-    only where the reader owns the run (`disclosed`)."""
-    evaluation = _latest_evaluation(run)
-    context = RunContext(
-        agent=run.agent.name,
-        task=f"{run.task.title} ({run.task.slug})",
-        run_url=run_url,
-        run_status=run.status,
-        download_url=download_url,
-    )
-    grading = None
-    if evaluation is not None and evaluation.status not in ("queued", "running"):
-        result = result_seen(evaluation.result or {}, disclosed=disclosed)
-        grading = verdict_of_grading(
-            status=evaluation.status, device=evaluation.device, result=result
-        )
-    # The words and colour of the run page and the board: a flagged or CPU grading never reads
-    # as a pass, and a log with no kernel says so.
-    verdict = verdict_of_run(
-        run_status=run.status,
-        has_trajectory=run.trajectory_id is not None,
-        failure_reason=run.failure_reason,
-        grading=grading,
-        grading_pending=evaluation is not None and grading is None,
-    )
-    context.verdict = verdict.headline
-    context.verdict_tone = verdict.tone
-    if evaluation is not None:
-        context.reward = evaluation.reward
-        context.solution = evaluation.solution_code
-        context.solution_name = evaluation.solution_name
-        context.grader_log = grader_log(evaluation, disclosed=disclosed)
-    return context
-
-
-def _latest_evaluation(run: Run) -> Evaluation | None:
-    submission = run.submissions.select_related("evaluation").order_by("-created_at").first()
-    return submission.evaluation if submission is not None else None
-
-
-def grader_log(evaluation: Evaluation, *, disclosed: bool) -> str:
-    """The grading as text: status, each gate with its reason and error output (for the run's
-    owners), flags."""
-    lines = [f"status: {evaluation.status}"]
-    if evaluation.device:
-        lines.append(f"device: {evaluation.device}")
-    if evaluation.reward is not None:
-        lines.append(f"reward: {evaluation.reward:.4f}")
-    error = error_seen(evaluation.error, disclosed=disclosed)
-    if error:
-        lines += ["", "error:", error]
-    result = evaluation.result if isinstance(evaluation.result, dict) else {}
-    result = result_seen(result, disclosed=disclosed)
-    for name, gate in (result.get("gates") or {}).items():
-        lines += ["", *_gate_lines(name, gate)]
-    for flag in result.get("flags") or []:
-        lines.append(f"flag: {json.dumps(flag, ensure_ascii=False)}")
-    return "\n".join(lines)
-
-
-def _gate_lines(name: str, gate: Any) -> list[str]:
-    if not isinstance(gate, dict):
-        return [f"{name}: {gate}"]
-    passed = {True: "PASS", False: "FAIL"}.get(gate.get("passed"), "not run")
-    lines = [f"{name}: {passed} {gate.get('reason') or ''}".rstrip()]
-    detail = gate.get("detail") or {}
-    for key in ("error", "log"):
-        if isinstance(detail, dict) and detail.get(key):
-            lines += [f"  {key}:", str(detail[key])]
-    return lines

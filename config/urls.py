@@ -19,8 +19,8 @@ from arena.api_runs import RunCancelApi, RunLaunchApi
 from arena.api_trajectories import TrajectoryCreateApi
 from arena.selectors import evaluations_visible_to
 from evaluator.api import EvaluationCollectionApi, EvaluationDetailApi
+from leaderboard import transcript_pages
 from leaderboard import views as leaderboard_views
-from tasks import views as tasks_views
 from web.api_errors import not_found as api_not_found
 
 api_v1 = [
@@ -50,9 +50,9 @@ api_v1 = [
     path("", include("leaderboard.api_urls")),  # the public read API
 ]
 
-# /tasks/: the list is the tasks app's; a task's page shows its runs, so the read side serves it.
+# /tasks/: the list and each task's page (which shows its runs), both the read side's.
 tasks_pages = [
-    path("", tasks_views.task_index, name="index"),
+    path("", leaderboard_views.task_index, name="index"),
     path("<str:slug>/", leaderboard_views.task_detail, name="detail"),
 ]
 
@@ -75,10 +75,10 @@ urlpatterns = [
     path("favicon.ico", leaderboard_views.favicon, name="favicon"),
     path("tasks/", include((tasks_pages, "tasks"), namespace="tasks")),
     # No namespace: the run page and others link to these as "transcript", "transcript-export".
-    path("runs/<int:run_id>/transcript", run_log_views.transcript_page, name="transcript"),
+    path("runs/<int:run_id>/transcript", transcript_pages.transcript_page, name="transcript"),
     path(
         "runs/<int:run_id>/transcript/export",
-        run_log_views.transcript_export,
+        transcript_pages.transcript_export,
         name="transcript-export",
     ),
     path("trajectories/upload/", run_log_views.trajectory_upload_form, name="trajectory-upload"),

@@ -28,6 +28,7 @@ from leaderboard.compare import (
     unseen_set_aside,
 )
 from leaderboard.figure_data import task_speedup_points
+from leaderboard.gates import gate_rows
 from leaderboard.head_to_head import (
     SIGNIFICANCE,
     TIE_RATIO,
@@ -72,7 +73,8 @@ from leaderboard.selectors import (
     task_runs,
 )
 from leaderboard.templatetags.leaderboard import SPEED_BINS
-from tasks.selectors import task_folder, task_get_active, task_shape_rows
+from tasks.models import Task
+from tasks.selectors import task_folder, task_get_active, task_list, task_shape_rows, task_suites
 from transcripts.render.highlight import python_to_html
 from web.page_cache import public_page
 
@@ -457,6 +459,7 @@ def _submission_view(submission, *, disclosed: bool) -> dict[str, Any]:
         "error": error_seen(evaluation.error, disclosed=disclosed),
         "shapes": shapes_seen(evaluation.shapes.all(), disclosed=disclosed),
         "gates": gates,
+        "gate_rows": gate_rows(gates),
         "flags": result.get("flags", []),
         "summary": result.get("summary", {}),
         "gpu": (result.get("environment") or {}).get("gpu", ""),
@@ -483,6 +486,23 @@ def transcript_url(run: Run) -> str | None:
         except NoReverseMatch:
             continue
     return None
+
+
+@public_page
+def task_index(request):
+    category = request.GET.get("category", "")
+    backend = request.GET.get("backend", "")
+    suite = request.GET.get("suite", "")[:50]
+    context = {
+        "tasks": task_list(category=category, backend=backend, suite=suite),
+        "categories": Task.Category.values,
+        "backends": ["cuda", "triton"],
+        "suites": task_suites(),
+        "category": category,
+        "backend": backend,
+        "suite": suite,
+    }
+    return render(request, "tasks/index.html", context)
 
 
 @public_page
