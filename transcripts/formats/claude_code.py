@@ -36,6 +36,7 @@ from .claude_code_notices import (
 )
 from .claude_code_tree import Branch, Record, drop_replays, split_branches
 from .finish import finish_transcript
+from .lone_subagent import lone_subagent_title
 from .records import (
     RECORD_ERRORS,
     SourceFile,
@@ -104,6 +105,9 @@ def parse(files: list[SourceFile]) -> Transcript:
     session = _Session(transcript)
     main_files, agent_files, alone = _layout(files)
     records = _read(main_files, transcript.malformed)
+    if not agent_files and records and all(r.sidechain for r in records):
+        alone = True  # a subagent's file given alone, whatever its name
+    lone_title = lone_subagent_title(transcript, main_files) if alone else ""
     main_records = [r for r in records if alone or not r.sidechain]
     sidechain_records = [r for r in records if not alone and r.sidechain]
     _describe(transcript, main_records or records)
@@ -113,7 +117,7 @@ def parse(files: list[SourceFile]) -> Transcript:
     session_ids = {s for s in map(_session_of, records) if s is not None}
     uuids = {r.uuid for r in records if r.uuid is not None}
     del records  # each list below lets its records go as they are built
-    main = Thread(id="main", kind="main")
+    main = Thread(id="main", kind="main", title=lone_title)
     transcript.threads.append(main)
     _build_conversation(main, main_records, session)
     agents = _Agents(threads={"main": main}, metas=_agent_metas(files))
@@ -502,7 +506,13 @@ class _Agents:
                 continue  # context compression runs as an internal agent, not the user's
             # A forked agent's file repeats the session's lines it inherited (same uuids).
             records = [r for r in _read([source], malformed) if r.uuid not in uuids]
-            if _is_warmup(records) or not _belongs(records, session_ids):
+            if _is_warmup(records):
+                continue
+            if not _belongs(records, session_ids):
+                session.transcript.notes.append(
+                    f"{source.name}: a subagent of another session (its sessionId is not this "
+                    "session's), not shown."
+                )
                 continue
             run = _workflow_run(source.name)
             meta = self.metas.get(agent_id)
