@@ -8,5 +8,6 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the token's description with drf-spectacular's schema.
+        # Registers the token's description with drf-spectacular's schema, which reads DRF's
+        # settings: once the apps are loaded, not while they load.
         from accounts import api_schema  # noqa: F401

@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if PROJECT_ROOT and PROJECT_ROOT not in sys.path:
         sys.path.insert(0, PROJECT_ROOT)
+    # Run as a script in an agent's workspace: the grader is importable only from here on.
     from grader.cli import render_verdict
     from grader.evaluate import EvaluateOptions, evaluate
     from grader.result import Gate

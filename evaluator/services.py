@@ -293,7 +293,7 @@ def evaluation_submit(
 
 
 def evaluation_enqueue(*, evaluation: Evaluation) -> None:
-    from evaluator.jobs import evaluation_run_task
+    from evaluator.jobs import evaluation_run_task  # the Celery tasks call back into this module
 
     evaluation_grade_enqueue(
         evaluation_id=evaluation.pk, then=evaluation_run_task.si(evaluation.pk)
@@ -307,7 +307,7 @@ def evaluation_grade_enqueue(*, evaluation_id: int, then: Signature) -> None:
     if not settings.ARENA_BUILD_QUEUE:
         then.apply_async(queue=settings.ARENA_GPU_QUEUE)
         return
-    from evaluator.jobs import evaluation_build_task
+    from evaluator.jobs import evaluation_build_task  # the Celery tasks call this module
 
     evaluation_build_task.apply_async(
         (evaluation_id, then, settings.ARENA_GPU_QUEUE, settings.ARENA_BUILD_QUEUE),

@@ -21,12 +21,14 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from grader import EvaluateOptions, evaluate
 from grader.cases import Case, case_inputs, tensor_bytes, timing_input_sets
 from grader.compare import compare_outputs, tolerance_for
 from grader.formulas import formula_evaluate
 from grader.generalization import draw_unseen_shapes
 from grader.modules import apply_shape, load_module
-from grader.taskspec import TaskSpec, load_task
+from grader.taskspec import TaskSpec, catalog_roots, iter_task_folders, load_task
+from grader.timing import percentile, time_interleaved
 
 FORMULA_SLACK = 0.01
 CPU_SHAPE_MAX_BYTES = 64 * 1024**2
@@ -143,8 +145,6 @@ def _check_mutant(
 
 
 def _check_starter(spec: TaskSpec, report: Report) -> None:
-    from grader import EvaluateOptions, evaluate
-
     starter = spec.folder / "starter" / "solution.py"
     if not starter.exists():
         return
@@ -189,8 +189,6 @@ EAGER_WINDOW_MS = (0.1, 20.0)
 def gpu_baselines(folders: list[Path], *, with_compile: bool = False) -> dict[str, Any]:
     """On a GPU: eager, SOTA (and torch.compile) times per visible shape, the eager time window,
     and SOTA's correctness against the reference. Written to tasks/baselines/<gpu>.json."""
-    from grader.timing import percentile, time_interleaved
-
     result: dict[str, Any] = {
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
@@ -269,8 +267,6 @@ def _shape_baselines(
 def _write_gpu_baselines(out: Path, folders: list[Path], *, with_compile: bool) -> int:
     import json
 
-    from grader.taskspec import catalog_roots, iter_task_folders
-
     report = gpu_baselines(
         folders or iter_task_folders(catalog_roots()[0]), with_compile=with_compile
     )
@@ -322,8 +318,6 @@ def _warm_compile_main(argv: list[str]) -> int:
     """`--warm-compile WORKERS [FOLDER ...]`: warm the compile caches in parallel processes."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-
-    from grader.taskspec import catalog_roots, iter_task_folders
 
     workers = int(argv[0])
     folders = [Path(a) for a in argv[1:]] or list(iter_task_folders(catalog_roots()[0]))

@@ -22,6 +22,7 @@ from transcripts.formats.written_files import (
     file_from_transcript,
     solution_from_transcript,
 )
+from transcripts.render.export import export_to
 
 # A workspace file larger than this is not source an agent edits (nor read whole).
 WORKSPACE_FILE_MAX_BYTES = 1 << 20
@@ -109,9 +110,6 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    # Imported here so that `inspect` works where the renderer's dependencies are missing.
-    from transcripts.render.export import export_to
-
     transcript = parse_path(args.path, limits=_limits(args))
     output = Path(args.output)
     # Streamed into a file beside the target and moved into place: memory stays near the
