@@ -1,10 +1,11 @@
 """Allow-listed egress for a sandbox that otherwise has no network.
 
-The parent runs `EgressProxy`, an HTTP CONNECT proxy that tunnels only to the listed host:port
-pairs and answers 403 to anything else. A namespace sandbox (bwrap, docker) has no route out, so
-the proxy listens on a Unix socket bound into it, and `relay` (run inside, in front of the
-sandboxed command) turns that socket back into 127.0.0.1:<port> for HTTPS_PROXY. The sandbox can
-reach the listed hosts through the tunnel and nothing else: it never had a network interface.
+The parent runs `EgressProxy`, an HTTP proxy that tunnels (CONNECT) or forwards (a plain
+http:// request) only to the listed host:port pairs and answers 403 to anything else. A
+namespace sandbox (bwrap, docker) has no route out, so the proxy listens on a Unix socket bound
+into it, and `relay` (run inside, in front of the sandboxed command) turns that socket back into
+127.0.0.1:<port> for HTTPS_PROXY. The sandbox can reach the listed hosts through the proxy and
+nothing else: it never had a network interface.
 """
 
 import contextlib
@@ -80,6 +81,30 @@ def _connect_target(head: bytes) -> tuple[str, int]:
     return host, port
 
 
+def _forward_target(head: bytes) -> tuple[str, int, bytes]:
+    """A plain-HTTP request in absolute form (`POST http://host:port/path HTTP/1.1`), as a
+    client sends an http:// URL to its proxy (Codex does, for a model server without TLS): the
+    target, and the head rewritten to origin form with the connection closed after the reply,
+    so that every request on it is checked here."""
+    first, _, rest = head.partition(b"\r\n")
+    words = first.decode("latin-1").split()
+    if len(words) != 3 or not words[1].lower().startswith("http://"):
+        raise EgressError("only CONNECT and absolute http:// requests are proxied")
+    authority, _, path = words[1][len("http://") :].partition("/")
+    if "@" in authority:
+        raise EgressError("credentials in a proxied URL are refused")
+    if ":" not in authority.rpartition("]")[2]:
+        authority += ":80"
+    (host, port), *_ = parse_allowed([authority])
+    lines = [
+        line
+        for line in rest.split(b"\r\n")
+        if not line.lower().startswith((b"connection:", b"proxy-connection:", b"keep-alive:"))
+    ]
+    request_line = f"{words[0]} /{path} {words[2]}".encode("latin-1")
+    return host, port, b"\r\n".join([request_line, b"Connection: close", *lines])
+
+
 class EgressProxy:
     """A CONNECT proxy that tunnels to allow-listed host:port pairs only."""
 
@@ -130,8 +155,13 @@ class EgressProxy:
 
     def _handle(self, client: socket.socket) -> None:
         client.settimeout(_CONNECT_TIMEOUT_S)
+        forwarded = None
         try:
-            host, port = _connect_target(_read_request_head(client))
+            head = _read_request_head(client)
+            if head[:8].upper().startswith(b"CONNECT "):
+                host, port = _connect_target(head)
+            else:
+                host, port, forwarded = _forward_target(head)
         except (EgressError, OSError) as exc:
             return self._answer(client, b"400 Bad Request", str(exc))
         if (host, port) not in self.allowed:
@@ -142,7 +172,10 @@ class EgressProxy:
             return self._answer(client, b"502 Bad Gateway", f"{host}:{port}: {exc}")
         client.settimeout(None)
         upstream.settimeout(None)
-        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        if forwarded is None:
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:
+            upstream.sendall(forwarded)  # the head, with whatever of the body came with it
         _splice(client, upstream)
 
     def _answer(self, client: socket.socket, status: bytes, why: str) -> None:
