@@ -13,6 +13,7 @@ the session files; an export without usage has no token counts.
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Any
 
 from .anthropic_messages import Shared, ThreadBuilder
@@ -38,8 +39,9 @@ _SILENT = frozenset({"summary", "file-history-snapshot", "queue-operation"})
 
 def is_loglines(document: Any) -> bool:
     lines = as_dict(document).get("loglines")
+    # The first records only (islice: a big document's list is read as it is iterated).
     return isinstance(lines, list) and any(
-        isinstance(r, dict) and r.get("type") in ("user", "assistant") for r in lines[:50]
+        isinstance(r, dict) and r.get("type") in ("user", "assistant") for r in islice(lines, 50)
     )
 
 

@@ -15,6 +15,7 @@ from .key_fields import check_key_fields
 from .records import JSON_ERRORS, SourceFile
 from .registry import DOCUMENT_SNIFFERS, FORMATS, RECORDS_SNIFFERS, format_named
 from .schema import Transcript
+from .tolerant import read_tolerantly
 
 SNIFF_RECORDS = 50
 # A line longer than this is judged from its start (json_prefix): detection reads complete lines
@@ -157,6 +158,7 @@ def parse_files(files: list[SourceFile], label: str) -> Transcript:
             f"{label}: read as {fmt}, but a record nests too deep to be read"
         ) from None
     transcript.format = fmt
+    read_tolerantly(transcript)
     spec = format_named(fmt)
     check_key_fields(
         transcript, fmt=fmt, label=label, checks=spec.key_fields if spec is not None else ()

@@ -188,7 +188,8 @@ def _is_qwen(record: Record) -> bool:
     if "uuid" not in record or kind not in ("user", "assistant", "tool_result", "system"):
         return False
     message = record.get("message")
-    return kind == "tool_result" or (
+    # A bare tool_result record with a uuid is no mark: a newer Claude Code may write one.
+    return (kind == "tool_result" and "toolCallResult" in record) or (
         isinstance(message, dict) and isinstance(message.get("parts"), list)
     )
 
@@ -252,7 +253,12 @@ def codex_rollout_legacy(records: list[Record]) -> bool:
     first = records[0]
     if "type" not in first and "id" in first and "timestamp" in first:
         return True
-    return all(record_type(r) in _RESPONSE_ITEM_TYPES or "record_type" in r for r in records)
+    # Bare response items; a newer writer's record types among them (function_result, ...) do
+    # not hide the rest, while most are items and one at least a message.
+    items = sum(1 for r in records if record_type(r) in _RESPONSE_ITEM_TYPES or "record_type" in r)
+    if items == len(records):
+        return True
+    return items * 2 > len(records) and any(record_type(r) == "message" for r in records)
 
 
 def openai_chat_lines(records: list[Record]) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
+from transcripts.formats.tolerant import unknown_type_counts
 from transcripts.render.ansi import strip_ansi
 from transcripts.render.commands import command_summary, has_command_tags
 from transcripts.render.content import without_image_marks
@@ -106,6 +107,8 @@ class Figures:
     wall_s: float | None = None
     idle_after_s: float = IDLE_AFTER_S
     kinds: dict[str, int] = field(default_factory=dict)  # FILTER_KINDS present, with counts
+    # Record types the reader did not know, each with its count: named once on the page.
+    unknown_types: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -210,6 +213,7 @@ def _figures(transcript: Transcript) -> Figures:
         errors=sum(e.is_error for e in events),
         usage=transcript.usage(),
         main_usage=transcript.usage(include_subagents=False),
+        unknown_types=unknown_type_counts(transcript),
     )
 
 
