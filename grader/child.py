@@ -39,6 +39,10 @@ def main(job_path: str) -> int:
             _build_stage(job)
         elif job["role"] == "probe":
             _probe(job)
+        elif job["role"] == "decoy":
+            from grader.decoy import run_child
+
+            run_child(job)
         else:
             _Candidate(job).run()
     except _StageError as exc:
@@ -662,6 +666,8 @@ def _judge_case(
         precision_cost_bytes,
         precision_report,
     )
+    from grader.decoy import judge_silenced
+    from grader.generalization import largest_elements
     from grader.outputs import OutputFileError, read_outputs
 
     device, io_dir = job["device"], Path(job["io_dir"])
@@ -682,6 +688,8 @@ def _judge_case(
         "shape": index,
         "case": case_index,
         "reference_aliases": _aliases(expected, arguments),
+        "largest_elements": largest_elements([*arguments, *expected]),
+        **judge_silenced(job, index, case_index, expected, device),
     }
     del arguments
     if not precise:

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import builds, environment, feasibility, prepared
+from grader import builds, decoy, environment, feasibility, prepared
 from grader.baselines import baseline_key, cache_load, cache_store
 from grader.cases import Stress, cases_for
 from grader.compare import tolerance_for
 from grader.feasibility import POOL_FACTOR
-from grader.generalization import UnseenShape
+from grader.generalization import INDEX_LIMIT_ELEMENTS, UnseenShape, index_limited
 from grader.result import (
     REWARD_INCORRECT,
     REWARD_NOT_COMPILED,
@@ -44,7 +44,7 @@ from grader.result import (
 from grader.scoring import score_performance
 from grader.taskspec import StressCase, TaskSpec, load_task
 from grader.timing import percentile
-from grader.verdicts import collect_flags, shape_failures
+from grader.verdicts import collect_flags, library_share, shape_failures
 from sandboxes.backends import (
     Limits,
     Outcome,
@@ -60,6 +60,8 @@ ENGINE_ROOT = Path(__file__).resolve().parents[1]
 # What a grader child imports: bound read-only into its sandbox, never the whole checkout.
 CHILD_CODE = (ENGINE_ROOT / "grader", ENGINE_ROOT / "sandboxes")
 LOG_TAIL_BYTES = 64 * 1024
+# The roles that run the solution's code: only ever in the isolating sandbox.
+SANDBOXED_ROLES = ("candidate", "decoy")
 BASE_SEED = 0
 SHM_DIR = "/dev/shm"  # noqa: S108 - created private per evaluation by TemporaryDirectory
 SHM_MIN_FREE_BYTES = 32 * 1024**3
@@ -308,7 +310,7 @@ class _Launcher:
         """A child started for its job (workdir/job.json) and supervised to its end; one the
         caller stops is killed then. A container (docker: not preparable) runs through the
         backend's own run(), to its end."""
-        sandbox = self.sandbox(sandboxed=role == "candidate")
+        sandbox = self.sandbox(sandboxed=role in SANDBOXED_ROLES)
         argv = [sys.executable, "-m", "grader.child", str(workdir / "job.json")]
         env, limits = self.env(workdir), self.limits()
         if not sandbox.preparable:
@@ -380,7 +382,7 @@ def plan_shapes(
         }
         for i, s in enumerate(spec.shapes_for(device))
     ]
-    from grader.generalization import draw_unseen_shapes, hidden_seed_material
+    from grader.generalization import draw_unseen_shapes, grading_order, hidden_seed_material
 
     secret = options.hidden_seed or ""
     source = "secret" if secret else "random"
@@ -392,6 +394,7 @@ def plan_shapes(
         kept, screening = screen(pool, needed)
     else:
         kept = pool[:needed]
+    kept = grading_order(kept, spec, device)
     for j, unseen in enumerate(kept):
         planned.append(
             {
@@ -437,6 +440,9 @@ class _Evaluation:
             arch=self.arch,
         )
         self.prebuilt: dict[str, dict[str, str]] = {}
+        # The decoy test's case and its child's outcome (decoy.py); None where not run.
+        self.decoy_case: dict[str, Any] | None = None
+        self.decoy_outcome: Outcome | None = None
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -473,6 +479,7 @@ class _Evaluation:
             return self._grader_error(*busy)
         if self._stopped_early(candidate):
             return None
+        self._decoy_test(candidate)
         self._load_baselines()
         self.candidate_graphs = {
             str(m["shape"]): bool(m.get("graphs"))
@@ -643,7 +650,9 @@ class _Evaluation:
             "dtype": self.spec.dtype,
             "atol": atol,
             "rtol": rtol,
-            "reference_path": str(self.reference if role == "candidate" else self.judge_reference),
+            "reference_path": str(
+                self.reference if role in SANDBOXED_ROLES else self.judge_reference
+            ),
             "solution_path": str(self.solution),
             "io_dir": str(self.io_dir),
             "compile_baseline": self.options.compile_baseline,
@@ -657,6 +666,7 @@ class _Evaluation:
             job["candidate_graphs"] = self.candidate_graphs
         else:
             job["prebuilt"] = self.prebuilt
+        job["decoy"] = self.decoy_case
         return self._launch(job, workdir, sandboxed=sandboxed)
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
@@ -749,6 +759,18 @@ class _Evaluation:
             for c in range(len(s["cases"]))
         )
 
+    def _decoy_test(self, candidate: Outcome) -> None:
+        """The solution once more on one visible case with its own kernels silenced, in a
+        sandboxed child of its own (decoy.py); the judge compares what it wrote."""
+        self.decoy_case = decoy.case_to_test(self.shapes, candidate.messages)
+        if self.decoy_case is None:
+            return
+        decoy.clear_output(self.io_dir)
+        try:
+            self.decoy_outcome = self._child("decoy", self.candidate_dir, sandboxed=True)
+        except SandboxError:
+            self.decoy_outcome = None
+
     def _conclude(self, candidate: Outcome, judge: Outcome) -> None:
         rows, gates = self.result.per_shape, self.result.gates
         for index, reason in shape_failures(self.shapes, candidate, judge).items():
@@ -756,7 +778,8 @@ class _Evaluation:
         _record_errors(rows, judge)
         self.result.environment.update(_judge_environment(judge))
         seen = [r for r in rows if r.seen]
-        unseen = [r for r in rows if not r.seen]
+        limited = self._index_limited(rows, judge)
+        unseen = [r for r in rows if not r.seen and r not in limited]
         weights = sorted({m["weights"] for m in candidate.messages if m["event"] == "constructed"})
         atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
         detail = {
@@ -784,12 +807,46 @@ class _Evaluation:
             )
         elif not self.timed:
             gates["performance"] = Gate(None, "CPU timings are not ranked")
-        self.result.flags = collect_flags(self.spec, self.result, candidate, judge)
+        self.result.summary["library_share"] = library_share(candidate) if self.timed else None
+        found = decoy.finding(
+            self.decoy_case,
+            self.decoy_outcome.messages if self.decoy_outcome is not None else None,
+            judge.messages,
+            self.shapes[self.decoy_case["shape"]]["shape"] if self.decoy_case else None,
+        )
+        self.result.flags = collect_flags(self.spec, self.result, candidate, judge, found)
         self._final_status()
+
+    def _index_limited(self, rows: list[ShapeRow], judge: Outcome) -> list[ShapeRow]:
+        """Failed unseen shapes past the 32-bit index limit where every visible shape is below
+        it (generalization.index_limited): reported as that limit, not counted as overfit."""
+        largest: dict[int, int] = {}
+        for message in judge.messages:
+            if message["event"] == "judged" and "largest_elements" in message:
+                index = message["shape"]
+                largest[index] = max(largest.get(index, 0), int(message["largest_elements"]))
+        failed = [i for i, r in enumerate(rows) if not r.seen and r.correct is False]
+        limited = [rows[i] for i in index_limited(self.shapes, failed, largest)]
+        for row in limited:
+            row.reason = (
+                f"past {INDEX_LIMIT_ELEMENTS:,} elements, where every visible shape is below it: "
+                f"the 32-bit index limit, not counted ({row.reason})"
+            )
+        if limited:
+            self.result.gates["generalization"].detail["index_limited"] = [r.shape for r in limited]
+        return limited
 
     def _generalization_gate(self, unseen: list[ShapeRow], *, seen_correct: bool) -> None:
         gates = self.result.gates
         detail = dict(gates["generalization"].detail, unseen_shapes=len(unseen))
+        if not unseen and detail.get("index_limited"):
+            gates["generalization"] = Gate(
+                None,
+                f"no unseen shape below {INDEX_LIMIT_ELEMENTS:,} elements was graded; wrong past "
+                f"it on {detail['index_limited']}: the 32-bit index limit, not overfit",
+                detail,
+            )
+            return
         if not unseen and detail.get("unseen_drawn"):
             example = detail.get("unseen_rejected_example") or "?"
             gates["generalization"] = Gate(
@@ -808,8 +865,14 @@ class _Evaluation:
         rate = passed / len(unseen)
         self.result.summary["generalization_pass_rate"] = rate
         if passed == len(unseen):
+            limit = (
+                f"; wrong past {INDEX_LIMIT_ELEMENTS:,} elements on {detail['index_limited']}: "
+                "the 32-bit index limit, not overfit"
+                if detail.get("index_limited")
+                else ""
+            )
             gates["generalization"] = Gate(
-                True, f"correct on all {len(unseen)} unseen shapes", detail
+                True, f"correct on all {len(unseen)} unseen shapes{limit}", detail
             )
             return
         failing = next(r for r in unseen if not r.correct)

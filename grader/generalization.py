@@ -39,6 +39,15 @@ RULE_KEYS = ("min", "max", "multiple_of", "power_of_two", "cpu_max")
 # On CPU, Triton runs in a slow interpreter: drawn shapes may move at most this many times the
 # bytes of the largest shape the task runs there.
 CPU_BYTES_FACTOR = 4
+# Unseen shapes stay within the sizes the problem poses: no tensor of an unseen shape holds more
+# than this many times the elements of the largest tensor of the visible shapes. Drawing bounds
+# an estimate of it (size_estimate); the probe, which runs the reference on the meta device,
+# checks the tensors themselves (size_bound_holds). The same bound caps what one grading moves.
+UNSEEN_SIZE_FACTOR = 2
+# Signed 32-bit offsets reach 2**31 elements. A kernel written with them is correct for every
+# size a problem poses below that; a failure that appears only past it, where every visible
+# shape is below it, is that limit, not a shape the kernel was fitted to (index_limited).
+INDEX_LIMIT_ELEMENTS = 2**31
 # KernelBench shapes are sized for GPUs; on CPU a drawn dimension never exceeds its visible value
 # nor this cap (unless its minimum is larger), so unseen CPU runs are never heavier than the
 # visible one the CPU path already runs.
@@ -284,6 +293,7 @@ def _draw_context(spec: TaskSpec, rules: Mapping[str, Any], device: str) -> _Dra
     constraints = [_relation_check(expression) for expression in rules.get("relations", [])]
     if device == "cpu":
         constraints += _bytes_cap(spec, names)
+    constraints.append(_size_cap(spec, names, device_seen))
     return _Draw(
         names=names,
         domains=domains,
@@ -312,6 +322,59 @@ def _bytes_cap(spec: TaskSpec, names: list[str]) -> list[_Constraint]:
     if cap <= 0:  # KernelBench problems have no byte formula ("0").
         return []
     return [_Constraint(frozenset(names), lambda shape: _bytes(spec.bytes_moved, shape) <= cap)]
+
+
+def size_estimate(spec: TaskSpec, shape: Mapping[str, int], seen: Sequence[Shape]) -> float:
+    """How many times the visible shapes' size a shape is: by the task's byte formula where it
+    has one, else (KernelBench problems) the product of each dimension's growth over its largest
+    visible value, which no tensor whose size is a product of distinct dimensions outgrows."""
+    sizes = [_bytes(spec.bytes_moved, s) for s in seen]
+    if sizes and all(0 < size < math.inf for size in sizes):
+        return _bytes(spec.bytes_moved, shape) / max(sizes)
+    growth = 1.0
+    for name, value in shape.items():
+        largest = max((s[name] for s in seen if name in s), default=0)
+        if largest > 0:
+            growth *= max(1.0, value / largest)
+    return growth
+
+
+def _size_cap(spec: TaskSpec, names: list[str], seen: Sequence[Shape]) -> _Constraint:
+    return _Constraint(
+        frozenset(names), lambda shape: size_estimate(spec, shape, seen) <= UNSEEN_SIZE_FACTOR
+    )
+
+
+def size_bound_holds(largest_elements: int, visible_largest_elements: int) -> bool:
+    """Whether an unseen shape's largest tensor is within the sizes the problem poses."""
+    return largest_elements <= UNSEEN_SIZE_FACTOR * max(1, visible_largest_elements)
+
+
+def largest_elements(values: Sequence[Any]) -> int:
+    """Elements of the largest tensor among values (others count as none)."""
+    return max((int(v.numel()) for v in values if hasattr(v, "numel")), default=0)
+
+
+def index_limited(
+    shapes: Sequence[Mapping[str, Any]], failed: Sequence[int], largest: Mapping[int, int]
+) -> list[int]:
+    """Of the failed unseen shapes (by index), those whose failure is the 32-bit index limit:
+    the shape has a tensor of INDEX_LIMIT_ELEMENTS or more, every visible shape's tensors are
+    below it, and no unseen shape below it failed. `largest` holds each shape's largest tensor
+    (inputs and the reference's outputs) as the judge saw it; a shape missing there counts as
+    not known, and nothing is excused."""
+    visible = [largest.get(i) for i, s in enumerate(shapes) if s["seen"]]
+    if not visible or any(v is None or v >= INDEX_LIMIT_ELEMENTS for v in visible):
+        return []
+    past = [i for i in failed if largest.get(i, 0) >= INDEX_LIMIT_ELEMENTS]
+    return past if len(past) == len(failed) else []
+
+
+def grading_order(unseen: Sequence[UnseenShape], spec: TaskSpec, device: str) -> list[UnseenShape]:
+    """Unseen shapes smallest first, so that a fault that spoils a process's device (an illegal
+    address past the 32-bit index limit) comes after the shapes it would otherwise take down."""
+    seen = spec.shapes_for(device)
+    return sorted(unseen, key=lambda u: size_estimate(spec, u.shape, seen))
 
 
 def _bytes(formula: str, shape: Mapping[str, int]) -> float:

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from grader import decoy
 from grader.result import EvalResult, Flag
 from grader.taskspec import TaskSpec
 from sandboxes.backends import Outcome
@@ -10,9 +11,11 @@ from sandboxes.backends import Outcome
 # precision than the task's dtype (fp32 reference error is ~1e-7; bf16 arithmetic gives ~1e-3).
 PRECISION_RATIO = 50.0
 PRECISION_FLOOR = 1e-5
-# Above this share of forward()'s time on a visible shape (device time on a GPU, wall time under
-# the CPU interpreter) in library kernels and aten ops, its own kernels are not what does the
-# task's work: flag library_work.
+# Library kernels beside kernels of its own are allowed (KernelBench's way: a cuBLAS GEMM, then a
+# fused epilogue); the decoy test (decoy.py) decides whether its own kernels do work the output
+# needs. Only where that test cannot tell does the share of forward()'s time on a visible shape
+# (device time on a GPU, wall time under the CPU interpreter) in library kernels and aten ops
+# decide: above this, flag library_work.
 LIBRARY_SHARE_LIMIT = 0.5
 # Library time below this is fixed cost (a fill, a launch), not the task's work.
 LIBRARY_FLOOR_US = 20.0
@@ -71,7 +74,11 @@ def _unexcused(violations: list[str], verdict: dict[str, Any] | None) -> list[st
 
 
 def collect_flags(
-    spec: TaskSpec, result: EvalResult, candidate: Outcome, judge: Outcome
+    spec: TaskSpec,
+    result: EvalResult,
+    candidate: Outcome,
+    judge: Outcome,
+    decoy_finding: decoy.Finding | None = None,
 ) -> list[Flag]:
     flags: dict[str, Flag] = {f.code: f for f in result.flags}
 
@@ -80,9 +87,13 @@ def collect_flags(
 
     for message in candidate.messages:
         _flags_from_candidate(message, spec, add)
-    library = _library_work(candidate, result)
-    if library:
-        add("library_work", library)
+    found = decoy_finding or decoy.Finding("not_run")
+    if found.kind == "decoy":
+        add(decoy.FLAG, found.message)
+    elif found.kind == "inconclusive":
+        library = _library_work(candidate, result)
+        if library:
+            add("library_work", f"{library} (the decoy test could not tell: {found.message})")
     if candidate.leftover_processes:
         add(
             "background_process",
@@ -97,6 +108,21 @@ def collect_flags(
                 f"reference's is {precision['reference_err']:.2e}: computed in a lower precision",
             )
     return list(flags.values())
+
+
+def library_share(candidate: Outcome) -> float | None:
+    """The largest share of forward()'s device time in library kernels and aten ops over the
+    visible shapes' profiled cases: a figure for the run page, not a verdict. None on the CPU,
+    where the interpreter's slowness makes the share say nothing."""
+    shares = [
+        m["library_us"] / (m["own_us"] + m["library_us"])
+        for m in candidate.messages
+        if m["event"] == "case"
+        and m.get("seen", True)
+        and "library_us" in m
+        and m["own_us"] + m["library_us"] > 0
+    ]
+    return max(shares) if shares else None
 
 
 def _library_work(candidate: Outcome, result: EvalResult) -> str | None:
@@ -174,6 +200,14 @@ def _flags_from_case(message: dict[str, Any], spec: TaskSpec, add: Any) -> None:
     forbidden = sorted(set(message["aten_ops"]) & set(spec.forbidden_ops))
     if forbidden:
         add("forbidden_op", f"forward() called {', '.join(forbidden)}, which the task forbids")
+        if message["own_kernels"] and message.get("seen", True):
+            # The task forbids the library op its reference is (a GEMM task forbids aten::mm):
+            # kernels of its own beside that op are not the task's work.
+            add(
+                "no_own_kernel",
+                f"forward() called {forbidden[0]}, the library op the task forbids, beside "
+                "kernels of its own: the task's work is the library's",
+            )
     # Judged on the visible shapes: a solution that gives up on an unseen shape is already
     # failing generalization.
     if not message["own_kernels"] and message.get("seen", True):

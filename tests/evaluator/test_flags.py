@@ -4,12 +4,15 @@ The measurements themselves run in tests/evaluator/gpu (CUDA) and in the adversa
 (the interpreter on CPU); here each rule meets the numbers an H100 gave.
 """
 
+import pytest
+
+from grader.decoy import Finding
 from grader.guards import KernelRun, WorkShare, _device_work_share
 from grader.guards import _interpreter_work_share as interpreter_work_share
 from grader.result import EvalResult, ShapeRow
 from grader.taskspec import load_task
 from grader.timing import side_stream_suspected
-from grader.verdicts import collect_flags, shape_failures
+from grader.verdicts import collect_flags, library_share, shape_failures
 from sandboxes.backends import Outcome
 
 # Profiler stream ids as CUPTI numbers them on an H100: 7 is the legacy default stream.
@@ -91,12 +94,14 @@ def test_under_the_interpreter_time_outside_launches_is_library_time():
 SILU = load_task("silu")
 
 
-def flag_codes(messages, shapes=({"N": 4096},)):
+UNTESTABLE = Finding("inconclusive", "kernels of its own still ran silenced: cupy_kernel")
+
+
+def flag_codes(messages, shapes=({"N": 4096},), found=UNTESTABLE, spec=SILU):
     result = EvalResult(per_shape=[ShapeRow(shape=dict(s), seen=True) for s in shapes])
     candidate = Outcome(0, False, 1.0, messages=[{"event": "case", **m} for m in messages])
-    return {
-        f.code: f.message for f in collect_flags(SILU, result, candidate, Outcome(0, False, 1.0))
-    }
+    judge = Outcome(0, False, 1.0)
+    return {f.code: f.message for f in collect_flags(spec, result, candidate, judge, found)}
 
 
 def profiled(shape, own_us, library_us, own=("silu_kernel",), top=(("aten::mm", 1.0),)):
@@ -134,6 +139,40 @@ def test_library_work_spares_fixed_costs_and_solutions_without_kernels():
 def test_unseen_shapes_do_not_count_towards_library_work():
     message = dict(profiled(0, 10.0, 900.0), seen=False)
     assert "library_work" not in flag_codes([message])
+
+
+def test_library_time_beside_kernels_the_output_needs_is_a_figure_not_a_flag():
+    messages = [profiled(0, 10.0, 900.0)]
+    assert flag_codes(messages, found=Finding("needed", "output 0: NaN where finite")) == {}
+    assert flag_codes(messages, found=Finding("not_run")) == {}
+    candidate = Outcome(0, False, 1.0, messages=[{"event": "case", **messages[0]}])
+    assert library_share(candidate) == pytest.approx(900.0 / 910.0)
+
+
+def test_the_library_share_rule_stands_in_only_where_the_decoy_test_cannot_tell():
+    flags = flag_codes([profiled(0, 10.0, 900.0)])
+    assert flags["library_work"].endswith(f"(the decoy test could not tell: {UNTESTABLE.message})")
+
+
+def test_a_decoy_finding_is_its_own_flag():
+    found = Finding("decoy", "its own kernels did nothing the output needs")
+    assert flag_codes([profiled(0, 10.0, 900.0)], found=found) == {"decoy_kernel": found.message}
+
+
+def test_the_forbidden_library_op_beside_own_kernels_stays_no_own_kernel(tmp_path):
+    folder = tmp_path / "mm"
+    folder.mkdir()
+    (folder / "reference.py").write_text("M = 8\n")
+    (folder / "task.toml").write_text(
+        'slug = "mm"\ntitle = "mm"\ncategory = "hard"\nbackends = ["triton"]\n'
+        'dtype = "float32"\nregime = "compute"\nflops = "2 * M"\nbytes = "4 * M"\n'
+        'visible_shapes = [{ M = 8 }]\nforbidden_ops = ["aten::mm", "aten::matmul"]\n'
+    )
+    spec = load_task(folder)
+    message = dict(profiled(0, 10.0, 900.0), aten_ops=["aten::empty", "aten::mm"])
+    flags = flag_codes([message], found=Finding("needed"), spec=spec)
+    assert set(flags) == {"forbidden_op", "no_own_kernel"}
+    assert flags["no_own_kernel"].startswith("forward() called aten::mm, the library op the task")
 
 
 def failures(violations, reference_aliases):
