@@ -15,7 +15,7 @@ from typing import Any
 
 from transcripts.formats import ArchiveLimits, Transcript, TranscriptFormatError, parse_path
 from transcripts.formats.archives import DEFAULT_LIMITS
-from transcripts.formats.schema import EventKind
+from transcripts.formats.counts import transcript_counts
 from transcripts.formats.written_files import (
     FileNotWritten,
     WrittenFile,
@@ -30,15 +30,15 @@ WORKSPACE_FILE_MAX_BYTES = 1 << 20
 
 def summary(transcript: Transcript) -> dict[str, Any]:
     """The counts `inspect --json` prints: everything found, subagents included."""
-    events = transcript.events()
+    counts = transcript_counts(transcript)
     usage = transcript.usage(include_subagents=True)
     return {
         "format": transcript.format,
         "threads": len(transcript.threads),
-        "turns": sum(len(thread.turns) for thread in transcript.threads),
-        "tool_calls": sum(1 for e in events if e.kind == EventKind.TOOL_CALL),
-        "file_changes": sum(1 for e in events if e.kind == EventKind.FILE_CHANGE),
-        "subagents": sum(1 for thread in transcript.threads if thread.kind == "subagent"),
+        "turns": counts.turns,
+        "tool_calls": counts.tool_calls,
+        "file_changes": counts.file_changes,
+        "subagents": counts.subagents,
         "malformed_lines": len(transcript.malformed),
         "usage": {
             "input_tokens": usage.input_tokens,

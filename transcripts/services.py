@@ -36,6 +36,7 @@ from transcripts.formats.archives import (
     Unpacked,
     unpack_to,
 )
+from transcripts.formats.counts import transcript_counts
 from transcripts.formats.detect import parse_files
 from transcripts.formats.records import SourceFile, first_byte
 from transcripts.formats.redact import redact_chunks, redact_text
@@ -387,17 +388,17 @@ def _parse(files: list[SourceFile], name: str) -> Transcript:
 def _trajectory_row(
     transcript: Transcript, *, filename: str, sha256: str, size_bytes: int
 ) -> Trajectory:
-    events = transcript.events()
+    counts = transcript_counts(transcript)
     usage = transcript.usage()
     return Trajectory(
         format=transcript.format[:40],
         filename=filename,
         sha256=sha256,
         size_bytes=size_bytes,
-        event_count=len(events),
-        turn_count=sum(len(thread.turns) for thread in transcript.threads),
-        tool_call_count=sum(e.kind == "tool_call" for e in events),
-        file_change_count=sum(e.kind == "file_change" for e in events),
+        event_count=counts.events,
+        turn_count=counts.turns,
+        tool_call_count=counts.tool_calls,
+        file_change_count=counts.file_changes,
         subagent_count=max(len(transcript.threads) - 1, 0),
         malformed_line_count=len(transcript.malformed),
         input_tokens=usage.input_tokens,

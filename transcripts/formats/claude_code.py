@@ -105,7 +105,7 @@ def parse(files: list[SourceFile]) -> Transcript:
     session = _Session(transcript)
     main_files, agent_files, alone = _layout(files)
     records = _read(main_files, transcript.malformed)
-    if not agent_files and records and all(r.sidechain for r in records):
+    if not agent_files and _only_sidechain_messages(records):
         alone = True  # a subagent's file given alone, whatever its name
     lone_title = lone_subagent_title(transcript, main_files) if alone else ""
     main_records = [r for r in records if alone or not r.sidechain]
@@ -156,6 +156,13 @@ def _layout(files: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]
     if not main_files:
         return agent_files, [], True  # read as a conversation of its own
     return main_files, agent_files, False
+
+
+def _only_sidechain_messages(records: list[Record]) -> bool:
+    """Every message a sidechain's: one subagent's conversation (its file may hold a
+    bookkeeping record or two that are not)."""
+    messages = [r for r in records if r.kind in ("user", "assistant")]
+    return bool(messages) and all(r.sidechain for r in messages)
 
 
 def _read(files: list[SourceFile], malformed: list[MalformedLine]) -> list[Record]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .archives import DEFAULT_LIMITS, ArchiveError, ArchiveLimits, read_capped, unpack
+from .call_changes import place_call_changes
 from .errors import TranscriptFormatError
 from .json_prefix import decode_prefix
 from .key_fields import check_key_fields
@@ -159,6 +160,7 @@ def parse_files(files: list[SourceFile], label: str) -> Transcript:
         ) from None
     transcript.format = fmt
     read_tolerantly(transcript)
+    place_call_changes(transcript)
     spec = format_named(fmt)
     check_key_fields(
         transcript, fmt=fmt, label=label, checks=spec.key_fields if spec is not None else ()

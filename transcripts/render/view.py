@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from transcripts.formats.counts import transcript_counts
 from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
 from transcripts.formats.tolerant import unknown_type_counts
 from transcripts.render.ansi import strip_ansi
@@ -194,7 +195,7 @@ def _spawns_subagent(view: EventView) -> bool:
 
 def _figures(transcript: Transcript) -> Figures:
     events = transcript.events()
-    turns = [len(t.turns) for t in transcript.threads]
+    counts = transcript_counts(transcript)
     kinds = {kind: 0 for kind in FILTER_KINDS}
     for event in events:
         kind = "subagent" if event.kind == EventKind.SUBAGENT_SPAWN else event.kind.value
@@ -203,14 +204,14 @@ def _figures(transcript: Transcript) -> Figures:
     # A subagent counts once, whether a spawn event or a tool call started it.
     kinds["subagent"] = max(len(transcript.threads) - 1, 0)
     return Figures(
-        turns=turns[0] if turns else 0,
-        subagent_turns=sum(turns[1:]),
+        turns=counts.main_turns,
+        subagent_turns=counts.subagent_turns,
         kinds={kind: count for kind, count in kinds.items() if count},
-        tool_calls=sum(e.kind == EventKind.TOOL_CALL for e in events),
-        events=len(events),
+        tool_calls=counts.tool_calls,
+        events=counts.events,
         subagents=max(len(transcript.threads) - 1, 0),
-        file_changes=sum(e.kind == EventKind.FILE_CHANGE for e in events),
-        errors=sum(e.is_error for e in events),
+        file_changes=counts.file_changes,
+        errors=counts.errors,
         usage=transcript.usage(),
         main_usage=transcript.usage(include_subagents=False),
         unknown_types=unknown_type_counts(transcript),
