@@ -43,6 +43,8 @@ from grader import EvaluateOptions, evaluate, load_task  # noqa: E402
 SILU_TRITON = REPO / "tests/evaluator/solutions/silu_triton.py"
 SOLUTIONS = REPO / "bench/kernelbench_solutions"
 TRACE: list[dict[str, Any]] = []
+CLI = [sys.executable, "-m", "grader", "evaluate", "--json"]
+NVIDIA_SMI_BUSY = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
 DEVICE = ["cuda"]
 
 
@@ -80,6 +82,9 @@ def pairs(tree: Path) -> list[tuple[str, Path | str, Path]]:
     relu = kb_problem(tree, 19)
     if relu is not None:
         found.append(("level1/19_ReLU (Triton)", relu, SOLUTIONS / (LEVEL1 % 19)))
+    gelu = kb_problem(tree, 88)
+    if gelu is not None:
+        found.append(("level1/88_MinGPTNewGelu (CUDA)", gelu, SOLUTIONS / (LEVEL1 % 88)))
     found.append(("catalogue silu (Triton)", "silu", SILU_TRITON))
     return found
 
@@ -100,6 +105,8 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
         "phases": dict(result.phases),
         "gates": {k: [g.passed, g.reason[:200]] for k, g in result.gates.items()},
         "flags": [f.code for f in result.flags],
+        "bytes": _bytes(result.gates["correctness"].detail),
+        "device_outputs": result.environment.get("device_outputs"),
     }
     stored = time.monotonic()
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as fh:  # what grade_suite writes
@@ -113,6 +120,42 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
         TRACE.clear()
     print(json.dumps({k: v for k, v in row.items() if k != "trace"}), flush=True)
     return row
+
+
+def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
+    """One evaluation from the command line in a fresh process, as a person runs it: the
+    interpreter, torch, the children and the Triton cache all cold."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as home:
+        done = subprocess.run(
+            [*CLI, "--task", str(task), "--solution", str(solution), "--device", DEVICE[0]],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO), "TRITON_CACHE_DIR": home},
+            check=False,
+        )
+    wall_s = round(time.monotonic() - started, 3)
+    try:
+        result = json.loads(done.stdout)
+    except ValueError:
+        return {**labels, "mode": "cli", "wall_s": wall_s, "error": done.stderr[-3000:]}
+    row = {
+        **labels,
+        "mode": "cli",
+        "status": result["status"],
+        "wall_s": wall_s,
+        "evaluation_wall_s": result["wall_s"],
+        "phases": result["phases"],
+        "bytes": _bytes(result["gates"]["correctness"]["detail"]),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def _bytes(detail: dict[str, Any]) -> dict[str, Any]:
+    keys = ("bytes_planned", "bytes_budget", "bytes_compared", "bytes_on_device")
+    return {k: detail.get(k) for k in keys}
 
 
 def kb_eval(tree: Path, problem: Path, solution: Path) -> dict[str, Any]:
@@ -150,10 +193,8 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
         if args.only not in name:
             continue
         spec = load_task(task)
-        # Cold children once, on the first pair: what prepared children save.
-        cold = None
-        if not table and not args.no_cold:
-            cold = grade(spec, solution, EvaluateOptions(), pair=name, mode="cold")
+        # Cold from the command line, a fresh process per evaluation.
+        cold = None if args.no_cold else cli_cold(task, solution, pair=name)
         ours = [
             grade(spec, solution, EvaluateOptions(prepared=True), pair=name, mode="prepared")
             for _ in range(args.repeats)
@@ -161,7 +202,7 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
         kb = (
             []
             if isinstance(task, str)
-            else [kb_eval(args.tree, task, solution) for _ in range(args.repeats)]
+            else [kb_eval(args.tree, task, solution) for _ in range(args.kb_repeats)]
         )
         ours_s = statistics.median(r["wall_s"] for r in ours)
         kb_s = [r["wall_s"] for r in kb if "wall_s" in r]
@@ -172,12 +213,34 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
                 "ours_prepared_median_s": round(ours_s, 3),
                 "kernelbench_median_s": round(statistics.median(kb_s), 3) if kb_s else None,
                 "ratio": round(ours_s / statistics.median(kb_s), 2) if kb_s else None,
+                "cold_cli_ratio": (
+                    round(cold["wall_s"] / statistics.median(kb_s), 2) if kb_s and cold else None
+                ),
                 "speedups": [r["speedup_vs_eager"] for r in ours],
                 "rows": [cold, *ours] if cold else ours,
                 "kernelbench_rows": kb,
             }
         )
     return {"pairs": table}
+
+
+def reference_solutions(tree: Path, taken: set[int], needed: int, folder: Path) -> list[Any]:
+    """Level-1 problems with no solution of ours, graded with their reference as the solution
+    (ModelNew = Model: every gate runs; it is flagged no_own_kernel, as a torch-only solution
+    must be), in problem order, until `needed`."""
+    found: list[Any] = []
+    problems = sorted(
+        (tree / "KernelBench/level1").glob("*.py"), key=lambda p: int(p.stem.split("_")[0])
+    )
+    for problem in problems:
+        if len(found) >= needed:
+            break
+        if int(problem.stem.split("_")[0]) in taken:
+            continue
+        solution = folder / f"{problem.stem}_reference_as_solution.py"
+        solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+        found.append((problem.stem, load_task(problem), solution, problem))
+    return found
 
 
 def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
@@ -188,6 +251,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         problem = kb_problem(args.tree, solution_number(solution))
         if problem is not None:
             specs.append((problem.stem, load_task(problem), solution, problem))
+    if args.problems > len(specs):
+        taken = {solution_number(s) for s in every}
+        folder = Path(tempfile.mkdtemp(prefix="bench-references-"))
+        specs += reference_solutions(args.tree, taken, args.problems - len(specs), folder)
     cache = Path(tempfile.mkdtemp(prefix="bench-builds-"))
     try:
         built = build_stage(specs, cache)
@@ -199,10 +266,11 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     for number in range(args.passes):
         started = time.monotonic()
         rows = []
-        for name, spec, solution, _ in specs:
-            if time.monotonic() > deadline:
-                break
-            rows.append(grade(spec, solution, options, problem=name, pass_=number))
+        with GpuBusy() as busy:
+            for name, spec, solution, _ in specs:
+                if time.monotonic() > deadline:
+                    break
+                rows.append(grade(spec, solution, options, problem=name, pass_=number))
         if not rows:
             break
         wall_s = time.monotonic() - started
@@ -213,6 +281,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
                 "evaluations": len(rows),
                 "wall_s": round(wall_s, 1),
                 "evaluations_per_gpu_hour": round(len(rows) * 3600 / wall_s, 1),
+                "gpu_busy_share": busy.share(),
+                "gpu_busy_samples": len(busy.samples),
+                "bytes_compared_median": _median_of(rows, "bytes_compared"),
+                "bytes_on_device_share": _on_device_share(rows),
                 "statuses": {
                     s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}
                 },
@@ -221,6 +293,44 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         )
         print(json.dumps({k: v for k, v in passes[-1].items() if k != "rows"}), flush=True)
     return {"build_stage": built, "passes": passes}
+
+
+class GpuBusy:
+    """The GPU's busy share while a pass runs: NVML's utilization.gpu (the share of each sample
+    period in which a kernel was running), sampled every 100 ms by nvidia-smi."""
+
+    def __enter__(self) -> "GpuBusy":
+        self.samples: list[float] = []
+        try:
+            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
+                [*NVIDIA_SMI_BUSY, "-lms", "100", "-i", "0"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        except OSError:
+            self.proc = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=10)
+        self.samples = [float(x) for x in out.split() if x.strip().replace(".", "").isdigit()]
+
+    def share(self) -> float | None:
+        return round(statistics.mean(self.samples) / 100, 3) if self.samples else None
+
+
+def _median_of(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r["bytes"][key] for r in rows if r.get("bytes", {}).get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def _on_device_share(rows: list[dict[str, Any]]) -> float | None:
+    compared = sum(r["bytes"].get("bytes_compared") or 0 for r in rows if r.get("bytes"))
+    device = sum(r["bytes"].get("bytes_on_device") or 0 for r in rows if r.get("bytes"))
+    return round(device / compared, 3) if compared else None
 
 
 def build_stage(specs: list[tuple[str, Any, Path, Path]], cache: Path) -> dict[str, Any]:
@@ -259,6 +369,10 @@ def main() -> int:
     parser.add_argument("mode", choices=["pairs", "sweep"])
     parser.add_argument("--tree", type=Path, default=REPO / "var/device/kb")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--kb-repeats", type=int, default=3, help="pairs: upstream's evaluations")
+    parser.add_argument(
+        "--problems", type=int, default=40, help="sweep: at least this many level-1 problems"
+    )
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--trace", action="store_true")
@@ -277,7 +391,7 @@ def main() -> int:
         evaluate_module._Evaluation._launch = traced_launch(evaluate_module._Evaluation._launch)
     gpu = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     figures = run_pairs(args) if args.mode == "pairs" else run_sweep(args)
-    rows = [r for p in figures.get("pairs", []) for r in p["rows"] if r["mode"] == "prepared"]
+    rows = [r for p in figures.get("pairs", []) for r in p["rows"] if r and r["mode"] == "prepared"]
     rows += [r for p in figures.get("passes", [])[1:] for r in p["rows"]]
     report = {
         "gpu": gpu,

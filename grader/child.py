@@ -125,6 +125,7 @@ class _Candidate:
         self.device: str = job["device"]
         self.share = _memory_share(job)
         self.io_dir = Path(job["io_dir"])
+        self.outbox = _outbox(job)
 
     def run(self) -> None:
         from grader import channel, guards
@@ -178,6 +179,10 @@ class _Candidate:
             _release_device_memory(self.device)
         self._report_tampering("run")
         channel.send("audit", files=self.audit.file_paths, network=self.audit.network)
+        if self.outbox is not None:
+            channel.send(
+                "device_outputs", sent_bytes=self.outbox.sent_bytes, disabled=self.outbox.disabled
+            )
 
     def _report_tampering(self, stage: str) -> None:
         from grader import channel
@@ -323,7 +328,9 @@ class _Candidate:
             self.audit.active = False
             # Only each output's own elements are written, never the rest of a storage it views.
             try:
-                write_outputs(self.io_dir / f"out_{index}_{case_index}", outputs)
+                sent = self.outbox is not None and self.outbox.send(index, case_index, outputs)
+                if not sent:
+                    write_outputs(self.io_dir / f"out_{index}_{case_index}", outputs)
             except OSError as exc:
                 if exc.errno != errno.ENOSPC:
                     raise
@@ -523,20 +530,47 @@ def _build_stage(job: dict[str, Any]) -> None:
         channel.send("build", status=BUILT, extensions=loaders.built)
 
 
+def _outbox(job: dict[str, Any]) -> Any:
+    """The sender of outputs that stay on the device (device_outputs.py), where the job names
+    the grading process's socket; None: every case's outputs go through host memory."""
+    if job["device"] != "cuda" or not job.get("output_socket"):
+        return None
+    from grader.device_outputs import Outbox
+
+    return Outbox(job["output_socket"], _device_output_budget(job))
+
+
+def _device_output_budget(job: dict[str, Any]) -> int:
+    """The job's budget for outputs held on the device, or the same rule on this GPU's memory
+    where the grading process had no probe to take it from."""
+    import torch
+
+    from grader.device_outputs import device_budget_bytes
+
+    budget = job.get("device_output_budget_bytes")
+    if budget is not None:
+        return int(budget)
+    total = int(torch.cuda.get_device_properties(0).total_memory * _memory_share(job))
+    return device_budget_bytes(total, None)
+
+
 def _judge(job: dict[str, Any]) -> None:
     from grader import channel
+    from grader.device_outputs import judge_inbox
     from grader.modules import load_module
 
     device_ready = _warm_device(job["device"])
     reference = load_module(Path(job["reference_path"]), "reference")
     device_ready.join()
     channel.send("environment", **_device_environment(job["device"]))
-    for index, shape_job in enumerate(job["shapes"]):
-        try:
-            _judge_shape(job, reference, index, shape_job)
-        except Exception as exc:
-            raise _grader_error(exc, index, shape_job["shape"]) from None
-        _release_device_memory(job["device"])
+    budget = _device_output_budget(job) if job["device"] == "cuda" else 0
+    with judge_inbox({**job, "device_output_budget_bytes": budget}) as inbox:
+        for index, shape_job in enumerate(job["shapes"]):
+            try:
+                _judge_shape(job, reference, index, shape_job, inbox)
+            except Exception as exc:
+                raise _grader_error(exc, index, shape_job["shape"]) from None
+            _release_device_memory(job["device"])
 
 
 def _grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "_StageError":
@@ -595,7 +629,7 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 
 
 def _judge_shape(
-    job: dict[str, Any], reference: Any, index: int, shape_job: dict[str, Any]
+    job: dict[str, Any], reference: Any, index: int, shape_job: dict[str, Any], inbox: Any = None
 ) -> None:
     """Each case's reference output is compared and freed before the next case is drawn."""
     import torch
@@ -610,7 +644,7 @@ def _judge_shape(
     for case_index, case in enumerate(_cases(shape_job)):
         stress = _stress(job, case)
         with _judge_stress_state(stress, model):
-            message = _judge_case(job, reference, model, shape_job, case, index, case_index)
+            message = _judge_case(job, reference, model, shape_job, case, index, case_index, inbox)
         channel.send("judged", **message)
     if job["timed"] and shape_job["seen"] and not _baselines_cached(job, index):
         sets = timing_input_sets(reference, shape_job["shape"], "cuda")
@@ -656,6 +690,7 @@ def _judge_case(
     case: Any,
     index: int,
     case_index: int,
+    inbox: Any = None,
 ) -> dict[str, Any]:
     import torch
 
@@ -699,9 +734,14 @@ def _judge_case(
         return {**where, "skipped": True, "reason": reason}
     stem = io_dir / f"out_{index}_{case_index}"
     try:
-        actual = read_outputs(stem, device)
+        actual = inbox.outputs(index, case_index) if inbox is not None else None
+        on_device = actual is not None
+        if actual is None:
+            actual = read_outputs(stem, device)
     except OutputFileError as exc:
         return {**where, "correct": False, "reason": str(exc)}
+    where["bytes"] = sum(t.numel() * t.element_size() for t in actual)
+    where["on_device"] = on_device
     if stress is None:
         verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
     else:
@@ -719,6 +759,10 @@ def _judge_case(
     }
     if verdict.correct and precise:
         message["precision"] = precision_report(model, inputs, expected, actual)
+    if on_device:
+        # Its device memory goes back now, before the next case's reference runs.
+        del actual
+        inbox.release(index, case_index)
     return message
 
 
@@ -749,7 +793,7 @@ def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
     device = job["device"]
     best: dict[str, Any] = {"visible_peak_bytes": -1}
     for index, shape in enumerate(job["visible"]):
-        footprint, error = _meta_footprint(reference, shape)
+        footprint, output_bytes, error = _meta_footprint(reference, shape)
         try:
             peak = _measured_peak_bytes(reference, shape, device, footprint)
         except Exception as exc:
@@ -759,6 +803,7 @@ def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
                 "visible_index": index,
                 "visible_peak_bytes": peak,
                 "visible_footprint_bytes": footprint,
+                "visible_output_bytes": output_bytes,
                 "meta_supported": error is None,
             }
         _release_device_memory(device)
@@ -798,9 +843,9 @@ def _probe_shape(
 ) -> dict[str, Any]:
     from grader import feasibility
 
-    footprint, error = (None, None)
+    footprint, output_bytes, error = None, None, None
     if entry.get("meta_supported", True):
-        footprint, error = _meta_footprint(reference, shape)
+        footprint, output_bytes, error = _meta_footprint(reference, shape)
     if error is not None and not _meta_unsupported(error):
         reason = f"the reference cannot run it: {type(error).__name__}: {str(error)[:300]}"
         return {"shape": shape, "footprint_bytes": None, "estimate": "meta", "rejected": reason}
@@ -809,14 +854,24 @@ def _probe_shape(
             shape, visible, int(entry["visible_footprint_bytes"] or entry["visible_peak_bytes"])
         )
         return {"shape": shape, "footprint_bytes": scaled, "estimate": "bytes", "rejected": None}
-    return {"shape": shape, "footprint_bytes": footprint, "estimate": "meta", "rejected": None}
+    return {
+        "shape": shape,
+        "footprint_bytes": footprint,
+        "output_bytes": output_bytes,
+        "estimate": "meta",
+        "rejected": None,
+    }
 
 
-def _meta_footprint(reference: Any, shape: dict[str, int]) -> tuple[int | None, Exception | None]:
-    """Bytes of parameters, inputs and outputs of the reference at a shape, found on the meta
-    device (shapes and dtypes only, no memory); the exception where it does not run there."""
+def _meta_footprint(
+    reference: Any, shape: dict[str, int]
+) -> tuple[int | None, int | None, Exception | None]:
+    """Bytes of parameters, inputs and outputs of the reference at a shape, and of its outputs
+    alone (what one case compares), found on the meta device (shapes and dtypes only, no
+    memory); the exception where it does not run there."""
     import torch
 
+    from grader.cases import tensor_bytes
     from grader.kbproblem import on_meta
     from grader.modules import apply_shape
 
@@ -827,8 +882,8 @@ def _meta_footprint(reference: Any, shape: dict[str, int]) -> tuple[int | None, 
             inputs = list(reference.get_inputs())
             outputs = _as_list(model(*inputs))
     except Exception as exc:
-        return None, exc
-    return _footprint_bytes(model, inputs, outputs), None
+        return None, None, exc
+    return _footprint_bytes(model, inputs, outputs), tensor_bytes(outputs), None
 
 
 def _meta_unsupported(error: Exception) -> bool:

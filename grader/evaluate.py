@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import builds, decoy, environment, feasibility, prepared
+from grader import builds, caseplan, decoy, device_outputs, environment, feasibility, prepared
 from grader.baselines import baseline_key, cache_load, cache_store
 from grader.cases import Stress, cases_for
 from grader.compare import tolerance_for
@@ -107,6 +107,10 @@ class EvaluateOptions:
     prepared: bool = False
     # How many evaluations' children are kept started ahead (prepared.Pool).
     prepared_ahead: int = 2
+    # On CUDA, outputs pass from the candidate to the judge in exported device buffers
+    # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
+    # host memory (outputs.py).
+    device_outputs: bool = True
     # Set from another thread to end the evaluation without a verdict (EvaluationStopped): the
     # running child is killed within a second, and no other starts. The grading service sets it
     # when another worker has taken the evaluation over.
@@ -443,6 +447,9 @@ class _Evaluation:
         # The decoy test's case and its child's outcome (decoy.py); None where not run.
         self.decoy_case: dict[str, Any] | None = None
         self.decoy_outcome: Outcome | None = None
+        self.probe_entry: dict[str, Any] | None = None
+        self.broker: device_outputs.Broker | None = None
+        self.budget = caseplan.Budget(None, None, None, 0)
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -466,12 +473,37 @@ class _Evaluation:
             return self._grader_error(exc.gate, exc.reason, exc.detail)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
+        self.shapes, self.budget = caseplan.apply_budget(self.shapes, self.probe_entry)
         self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
         self.result.gates["generalization"].detail.update(screening, unseen_seed=seed_source)
+        try:
+            self._open_broker()
+            return self._candidate_then_judge()
+        finally:
+            if self.broker is not None:
+                self.broker.close()
+
+    def _open_broker(self) -> None:
+        """The socket the candidate's outputs come through on the device (CUDA only)."""
+        if self.device == "cuda" and self.options.device_outputs:
+            cases = sum(len(s["cases"]) for s in self.shapes)
+            self.broker = device_outputs.Broker(self.candidate_dir, max_cases=cases)
+
+    def _device_output_budget(self) -> int | None:
+        entry = self.probe_entry
+        if not entry or entry.get("total_bytes") is None:
+            return None  # the children apply the same rule to the GPU's memory
+        return device_outputs.device_budget_bytes(
+            int(entry["total_bytes"]), entry.get("visible_peak_bytes")
+        )
+
+    def _candidate_then_judge(self) -> None:
         try:
             candidate = self._child("candidate", self.candidate_dir, sandboxed=True)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
+        if self.broker is not None:
+            self.broker.stop()  # the candidate's tree is gone: nothing more comes
         self.result.log = _log_tail(candidate.log_path)
         self._store_build(candidate)
         busy = _device_busy(candidate) or _scratch_full(candidate, self.io_dir)
@@ -486,10 +518,15 @@ class _Evaluation:
             for m in candidate.messages
             if m["event"] == "timing_end"
         }
+        handoff = self.broker.serve(self.judge_dir) if self.broker is not None else None
         try:
             judge = self._child("judge", self.judge_dir, sandboxed=False)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
+        finally:
+            if handoff is not None:
+                handoff.close()
+        self._record_device_outputs(candidate)
         if judge.last("done") is None:
             return self._judge_failed(judge)
         self._store_baselines(judge)
@@ -569,6 +606,7 @@ class _Evaluation:
                 cache_store(path, {key: entry})
             kept, rejected, _ = _admit(pool, needed, entry)
         assert entry is not None  # a pool with no cached verdicts always runs the probe
+        self.probe_entry = entry
         return kept, {
             "unseen_drawn": len(pool),
             "unseen_rejected": len(rejected),
@@ -640,6 +678,16 @@ class _Evaluation:
         with contextlib.suppress(OSError):
             cache_store(Path(self.options.baseline_cache), fresh)
 
+    def _record_device_outputs(self, candidate: Outcome) -> None:
+        if self.broker is None:
+            return
+        sent = candidate.last("device_outputs") or {}
+        self.result.environment["device_outputs"] = {
+            "descriptors": len(self.broker.held),
+            "refused": self.broker.refused,
+            "unused_because": str(sent.get("disabled") or "")[:300],
+        }
+
     def _child(self, role: str, workdir: Path, *, sandboxed: bool) -> Outcome:
         atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
         job = {
@@ -667,6 +715,10 @@ class _Evaluation:
         else:
             job["prebuilt"] = self.prebuilt
         job["decoy"] = self.decoy_case
+        if self.broker is not None:
+            folder = self.judge_dir if role == "judge" else self.candidate_dir
+            job["output_socket"] = str(folder / device_outputs.SOCKET_NAME)
+            job["device_output_budget_bytes"] = self._device_output_budget()
         return self._launch(job, workdir, sandboxed=sandboxed)
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
@@ -787,6 +839,8 @@ class _Evaluation:
             "atol": atol,
             "rtol": rtol,
             "cases_per_shape": len(self.shapes[0]["cases"]),
+            **self.budget.to_detail(),
+            **_bytes_compared(judge),
             **(
                 {"stress_cases": [c.name for c in self.spec.stress_cases]}
                 if self.spec.stress_cases
@@ -1174,6 +1228,16 @@ def _record_errors(rows: list[ShapeRow], judge: Outcome) -> None:
         row = rows[message["shape"]]
         row.max_abs_err = max(row.max_abs_err or 0.0, message["max_abs_err"])
         row.max_rel_err = max(row.max_rel_err or 0.0, message.get("max_rel_err") or 0.0)
+
+
+def _bytes_compared(judge: Outcome) -> dict[str, int]:
+    """The candidate's output bytes the judge compared, and how many of them it read where the
+    candidate left them on the device (device_outputs.py) rather than through host memory."""
+    judged = [m for m in judge.messages if m["event"] == "judged"]
+    return {
+        "bytes_compared": sum(int(m.get("bytes") or 0) for m in judged),
+        "bytes_on_device": sum(int(m.get("bytes") or 0) for m in judged if m.get("on_device")),
+    }
 
 
 def _judge_environment(judge: Outcome) -> dict[str, Any]:

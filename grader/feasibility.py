@@ -72,6 +72,7 @@ VISIBLE_KEYS = (
     "visible_index",
     "visible_peak_bytes",
     "visible_footprint_bytes",
+    "visible_output_bytes",
     "meta_supported",
     "total_bytes",
     "budget_bytes",
@@ -84,7 +85,7 @@ def merge_probe(cached: Mapping[str, Any] | None, report: Mapping[str, Any]) -> 
     shapes = dict((cached or {}).get("shapes", {}))
     for verdict in report.get("shapes", []):
         shapes[shape_key(verdict["shape"])] = {
-            k: verdict.get(k) for k in ("footprint_bytes", "estimate", "rejected")
+            k: verdict.get(k) for k in ("footprint_bytes", "output_bytes", "estimate", "rejected")
         }
     entry["shapes"] = shapes
     return entry

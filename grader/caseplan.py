@@ -1,0 +1,102 @@
+"""Which cases run on which shape, within a budget of bytes compared (docs/grading-pipeline.md).
+
+Every visible shape runs every case (each input distribution, each stress case, each check).
+Every unseen shape runs at least one case, the distributions alternating from one unseen shape to
+the next so that each runs on unseen shapes; a shape's other distribution runs only while the
+unseen shapes' cases together compare at most UNSEEN_BUDGET_UNITS times the largest visible
+case's output bytes. The budget is the visible cases' bytes plus that.
+
+Sizes come from the probe (feasibility.py: the reference's outputs on the meta device, per task
+version and GPU). A size it does not know counts as the footprint it does know (parameters,
+inputs and outputs: more than the outputs alone), so an old cache entry only drops more second
+cases, never admits more bytes than the budget.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grader import feasibility
+
+# The unseen shapes' bytes compared, in units of the largest visible case's outputs: as much as
+# one visible shape's six cases (five unseen shapes' first cases at the visible size, and one
+# second case).
+UNSEEN_BUDGET_UNITS = 6
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the plan admits, in bytes: None where the probe did not run (no unseen shapes)."""
+
+    unit_bytes: int | None
+    budget_bytes: int | None
+    planned_bytes: int | None
+    second_cases_dropped: int
+
+    def to_detail(self) -> dict[str, Any]:
+        return {
+            "bytes_budget": self.budget_bytes,
+            "bytes_planned": self.planned_bytes,
+            "unseen_second_cases_dropped": self.second_cases_dropped,
+        }
+
+
+def visible_output_bytes(entry: Mapping[str, Any] | None) -> int | None:
+    """The largest visible case's output bytes, as the probe measured them (or its stand-in)."""
+    if not entry:
+        return None
+    for key in ("visible_output_bytes", "visible_footprint_bytes", "visible_peak_bytes"):
+        value = entry.get(key)
+        if value is not None and int(value) > 0:
+            return int(value)
+    return None
+
+
+def shape_output_bytes(entry: Mapping[str, Any] | None, shape: Mapping[str, int]) -> int | None:
+    """One case's output bytes at a drawn shape, from the probe's verdict on it."""
+    verdict = ((entry or {}).get("shapes") or {}).get(feasibility.shape_key(shape)) or {}
+    for key in ("output_bytes", "footprint_bytes"):
+        value = verdict.get(key)
+        if value is not None:
+            return int(value)
+    return None
+
+
+def apply_budget(
+    shapes: Sequence[dict[str, Any]], entry: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], Budget]:
+    """The planned shapes (evaluate.plan_shapes: every case of every shape) cut to the budget:
+    each unseen shape keeps one case, its distribution alternating, and its second case while
+    the unseen shapes' bytes stay within UNSEEN_BUDGET_UNITS of the largest visible case's
+    outputs."""
+    unit = visible_output_bytes(entry)
+    if unit is None:
+        return list(shapes), Budget(None, None, None, 0)
+    planned = sum(len(s["cases"]) * unit for s in shapes if s["seen"])
+    budget = planned + UNSEEN_BUDGET_UNITS * unit
+    unseen = [(i, s) for i, s in enumerate(shapes) if not s["seen"]]
+    sizes = {i: shape_output_bytes(entry, s["shape"]) or unit for i, s in unseen}
+    kept: dict[int, list[dict[str, Any]]] = {}
+    for j, (i, shape) in enumerate(unseen):
+        first = shape["cases"][j % len(shape["cases"])] if shape["cases"] else None
+        kept[i] = [first] if first is not None else []
+        planned += sizes[i] * len(kept[i])
+    dropped = 0
+    for i, shape in unseen:
+        for case in shape["cases"]:
+            if case in kept[i]:
+                continue
+            if planned + sizes[i] <= budget:
+                kept[i].append(case)
+                planned += sizes[i]
+            else:
+                dropped += 1
+    out = []
+    for i, shape in enumerate(shapes):
+        if shape["seen"]:
+            out.append(dict(shape))
+        else:
+            order = {id(c): n for n, c in enumerate(shape["cases"])}
+            cases = sorted(kept[i], key=lambda c: order[id(c)])
+            out.append({**shape, "cases": cases})
+    return out, Budget(unit, budget, planned, dropped)
