@@ -13,7 +13,9 @@ thinking, tool_calls: [{name, args}]}`:
 - MODEL / a tool's step (RUN_COMMAND, VIEW_FILE, CODE_ACTION, ..., GENERIC since 1.1.24): a
   tool's result text after `Created At:` / `Completed At:` lines. Calls carry no ids: the results
   answer the calls of the model call before them, in order;
-- SYSTEM / CONVERSATION_HISTORY, CHECKPOINT, EPHEMERAL_MESSAGE: harness bookkeeping, not shown.
+- SYSTEM / CHECKPOINT: the summary a compacted conversation resumes from (a compaction);
+  SYSTEM_MESSAGE: a notice; CONVERSATION_HISTORY, EPHEMERAL_MESSAGE: bookkeeping, not shown.
+- The prompt's `<USER_SETTINGS_CHANGE>` block names the model the user picked.
 
 write_to_file `{TargetFile, CodeContent}` and replace_file_content /
 multi_replace_file_content `{TargetFile, TargetContent, ReplacementContent}` (or a list of
@@ -47,7 +49,11 @@ from .schema import Event, EventKind, Thread, Transcript, Turn, Usage
 FORMAT = "antigravity-cli"
 
 _SOURCES = frozenset({"USER_EXPLICIT", "MODEL", "SYSTEM", "USER_IMPLICIT"})
-_BOOKKEEPING = frozenset({"CONVERSATION_HISTORY", "CHECKPOINT", "EPHEMERAL_MESSAGE"})
+_BOOKKEEPING = frozenset({"CONVERSATION_HISTORY", "EPHEMERAL_MESSAGE"})
+# The model the user picked, as the prompt's settings block says it.
+_MODEL_CHANGE = re.compile(
+    r"`Model Selection` from .*? to (.+?)\.?\s*(?:\n|</USER_SETTINGS_CHANGE>)"
+)
 _REQUEST = re.compile(r"<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.DOTALL)
 _RESULT_HEAD = re.compile(r"\A(?:(?:Created|Completed) At:[^\n]*\n)+\n?")
 _FAILED = frozenset({"ERROR", "FAILED", "CANCELED", "CANCELLED"})
@@ -87,6 +93,7 @@ class _Reader:
         self.thread, self.ids = thread, ids
         self.turn: Turn | None = None
         self.waiting: deque[Event] = deque()  # calls of the last model call with no result yet
+        self.model: str | None = None
 
     def new_turn(self, stamp: str | None) -> Turn:
         self.turn = Turn(index=len(self.thread.turns), timestamp=stamp)
@@ -103,13 +110,21 @@ class _Reader:
         source, kind = step.get("source"), as_str(step.get("type")) or "?"
         stamp = as_str(step.get("created_at"))
         content = as_str(step.get("content")) or ""
-        if kind in _BOOKKEEPING:
+        if kind in _BOOKKEEPING or (kind == "CHECKPOINT" and not content):
             return
         if kind == "USER_INPUT":
             self.waiting.clear()
             self.new_turn(stamp)
             match = _REQUEST.search(content)
             self.event(EventKind.USER_TEXT, line, stamp, text=match.group(1) if match else content)
+            model = _MODEL_CHANGE.search(content)
+            self.model = model.group(1).strip() if model else self.model
+        elif kind == "CHECKPOINT" and content:
+            # The summary the conversation resumes from after a compaction.
+            self.new_turn(stamp)
+            self.event(EventKind.COMPACTION, line, stamp, text=content)
+        elif source == "SYSTEM" and content:
+            self.event(EventKind.SYSTEM_NOTICE, line, stamp, text=content)
         elif kind == "PLANNER_RESPONSE":
             self.planner(step, content, line, stamp)
         elif source == "MODEL":
@@ -120,7 +135,7 @@ class _Reader:
 
     def planner(self, step: dict[str, Any], content: str, line: int, stamp: str | None) -> None:
         turn = self.new_turn(stamp)
-        turn.usage = _usage(step)
+        turn.usage, turn.model = _usage(step), self.model
         self.waiting.clear()
         thinking = as_str(step.get("thinking"))
         if thinking:

@@ -234,3 +234,20 @@ def test_mangled_logs_of_the_new_formats_are_read_or_refused_with_a_format_error
 ):
     read = fuzz(make(tmp_path), rounds=60, seed=11, check=assert_payloads_stay_text)
     assert read > 20  # not vacuous: most mangled copies are still read
+
+
+def test_antigravity_checkpoints_system_messages_and_the_chosen_model():
+    rows = antigravity_rows()
+    rows[0]["content"] += (
+        "\n<USER_SETTINGS_CHANGE>\nThe user changed setting `Model Selection` from None to "
+        "Gemini 3 Pro (High).\n</USER_SETTINGS_CHANGE>"
+    )
+    rows += [
+        {"step_index": 6, "source": "SYSTEM", "type": "CHECKPOINT", "content": "# Resumed"},
+        {"step_index": 7, "source": "SYSTEM", "type": "SYSTEM_MESSAGE", "content": "Be brief."},
+        {"step_index": 8, "source": "SYSTEM", "type": "EPHEMERAL_MESSAGE", "content": "tick"},
+    ]
+    transcript = parse_bytes(jsonl(rows), "transcript.jsonl")
+    assert transcript.model == "Gemini 3 Pro (High)"
+    assert texts(transcript, EventKind.COMPACTION) == ["# Resumed"]
+    assert texts(transcript, EventKind.SYSTEM_NOTICE) == ["Be brief."]

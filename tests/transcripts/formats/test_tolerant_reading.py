@@ -94,3 +94,24 @@ def test_function_call_and_result_records_among_response_items_are_read():
     assert [e.tool_name for e in events_of(transcript, EventKind.TOOL_CALL)] == ["write_file"]
     [result] = events_of(transcript, EventKind.TOOL_RESULT)
     assert (result.call_id, result.text) == ("c1", "ok")
+
+
+def test_tool_records_without_ids_read_with_the_names_they_carry():
+    base = {"sessionId": "s2", "version": "1.9.0", "timestamp": "2025-12-16T01:00:00.000Z"}
+    rows = [
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "Open it"}},
+        {**base, "type": "tool_use", "uuid": "t1", "name": "bash", "input": {"command": "cat a"}},
+        {**base, "type": "tool_result", "uuid": "r1", "name": "bash", "output": "# Title\n"},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "message": {"role": "assistant", "content": "Read it."},
+        },
+    ]
+    transcript = parse_bytes(jsonl(rows), "session.jsonl")
+    [call] = events_of(transcript, EventKind.TOOL_CALL)
+    assert (call.tool_name, call.arguments) == ("bash", {"command": "cat a"})
+    [result] = events_of(transcript, EventKind.TOOL_RESULT)
+    assert (result.tool_name, result.text) == ("bash", "# Title\n")
+    assert unknown_type_counts(transcript) == []
