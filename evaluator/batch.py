@@ -25,7 +25,7 @@ from typing import Any
 
 from evaluator.services import grader_options
 from grader import EvaluateOptions, TaskError, evaluate
-from tasks.kernelbench import kernelbench_slug
+from tasks.importers.kernelbench import kernelbench_slug
 from tasks.models import Task
 from tasks.selectors import task_folder
 

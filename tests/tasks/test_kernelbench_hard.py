@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from grader.taskspec import DEFAULT_CATALOG, load_task
-from tasks.kernelbench_hard import kernelbench_hard_slug
+from tasks.importers.kernelbench_hard import kernelbench_hard_slug
 from tasks.models import Task
 
 TREE = Path(__file__).parent / "fixtures" / "kernelbench_hard"

@@ -1,47 +1,21 @@
-import sys
-from pathlib import Path
-
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
-
-from tasks.agentkernelarena import SUITE, ImportRefused, agentkernelarena_import, describe
+from tasks.importers.agentkernelarena import agentkernelarena_import, describe
+from tasks.importers.command import ImportCommand
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = (
         "Import an AgentKernelArena checkout's triton2triton tasks as suite 'agentkernelarena', "
         "into the imported catalogue under ARENA_DATA_DIR; all or nothing."
     )
+    source_help = "the AgentKernelArena checkout"
 
-    def add_arguments(self, parser):
-        parser.add_argument("source", type=Path, help="the AgentKernelArena checkout")
+    def run_import(self, *, source, catalog, progress, **options):
+        return agentkernelarena_import(source=source, catalog=catalog, progress=progress)
 
-    def handle(self, *args, source: Path, **options):
-        if not source.is_dir():
-            raise CommandError(f"{source}: no such folder")
-        catalog = settings.ARENA_IMPORTED_CATALOG_DIR
-        try:
-            report = agentkernelarena_import(
-                source=source.resolve(), catalog=catalog, progress=self._progress
-            )
-        except ImportRefused as exc:
-            raise CommandError(str(exc)) from None
+    def report_tasks(self, report):
         for line in report.skipped:
             self.stderr.write(f"not importable {line}")
         if report.skipped:
             self.stdout.write("not importable, by reason:")
             for line in describe(report):
                 self.stdout.write(line)
-        self.stdout.write(f"{report.summary()} (into {catalog / SUITE})")
-        sync = report.sync
-        if sync is not None:
-            self.stdout.write(
-                f"tasks: {len(sync.created)} created, {len(sync.updated)} updated, "
-                f"{len(sync.unchanged)} unchanged, {len(sync.deactivated)} deactivated"
-            )
-
-    def _progress(self, done: int, total: int, label: str) -> None:
-        width = len(str(total))
-        self.stderr.write(f"[{done:>{width}}/{total}] {label}")
-        if self.stderr.isatty():
-            sys.stderr.flush()
