@@ -19,7 +19,7 @@ EMBEDDED_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
 SERVICES_ENV = $(call EMBEDDED_ENV,$(1)) DATABASE_URL="$(TEST_DATABASE_URL)" \
 	ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)"
 
-.PHONY: run test test-static test-stream-one test-stream-two test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
+.PHONY: agent-clis run test test-static test-stream-one test-stream-two test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
 
 setup: $(STAMP)
 
@@ -56,6 +56,16 @@ system-deps: sandbox-deps
 	  mkdir -p var && (nohup dockerd >var/dockerd.log 2>&1 &) ; \
 	  for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; \
 	  docker info >/dev/null 2>&1 || echo "warning: dockerd did not start (var/dockerd.log)"; fi
+
+# The agent CLIs at the versions agent-clis/package-lock.json pins (Claude Code, Codex, Gemini
+# CLI), for the tests that run them for real against the scripted model server (docs/agents.md).
+AGENT_CLIS := var/agent-clis
+agent-clis: $(AGENT_CLIS)/.installed
+$(AGENT_CLIS)/.installed: agent-clis/package.json agent-clis/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  mkdir -p $(AGENT_CLIS) && cp agent-clis/package.json agent-clis/package-lock.json $(AGENT_CLIS)/ && \
+	  (cd $(AGENT_CLIS) && npm ci --no-audit --no-fund --loglevel=error) && touch $@; \
+	else echo "warning: npm is missing; the tests that run real agent CLIs will be skipped"; fi
 
 # The docker sandbox's image, built offline from this machine's files (docs/sandboxes.md).
 sandbox-image: $(STAMP)
@@ -102,7 +112,7 @@ test-stream-one: $(STAMP) system-deps
 	set -o pipefail; $(call EMBEDDED_ENV,test-one) $(STREAM_PYTEST) $(STREAM_ONE_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[one] /'
 
-test-stream-two: $(STAMP) system-deps
+test-stream-two: $(STAMP) system-deps agent-clis
 	@echo "== stream two: arena and the API on embedded defaults, then the services pass"
 	set -o pipefail; $(call EMBEDDED_ENV,test-two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[two] /'

@@ -54,7 +54,7 @@ from arena.workspace import (
 )
 from evaluator.services import evaluation_create
 from grader.evaluate import CHILD_CODE
-from sandboxes.backends import Limits, SandboxError, sandbox_for, scrubbed_env
+from sandboxes.backends import INSIDE_SWITCH, Limits, SandboxError, sandbox_for, scrubbed_env
 from tasks.models import Task
 from tasks.selectors import task_folder
 from transcripts.services import TrajectoryRejected, trajectory_max_bytes
@@ -66,6 +66,10 @@ MAX_ATTEMPTS = 3
 LAUNCHER = Path(__file__).resolve().parent / "agents" / "launcher.py"
 BOX_POINTER = "box-path"
 STOPPED_UNASKED = "stopped"
+# The uid an agent runs as in its sandbox: never root, whose agent CLIs refuse to run unattended.
+AGENT_UID = 1000
+# How often the budget watcher reads a running agent's logs.
+BUDGET_POLL_S = 1.0
 
 
 class RunFailed(Exception):
@@ -306,23 +310,28 @@ def _agent_run(
     prompt = ARENA_INSTRUCTIONS + (paths.workspace / "PROMPT.md").read_text(encoding="utf-8")
     argv = adapter.command(prompt=prompt, budget=budget, home=paths.home)
     env = scrubbed_env(adapter.env(home=paths.home, environ=dict(os.environ)), paths.home)
+    env[INSIDE_SWITCH] = "1"  # the workspace's check grades in the agent's own sandbox
+    adapter.prepare_home(home=paths.home, budget=budget)
     try:
         sandbox = sandbox_for(
             sandbox_name,
             allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
             image=settings.ARENA_SANDBOX_IMAGE,
         )
-        outcome = sandbox.run(
-            [*_launcher_argv(paths), *argv],
-            workdir=paths.box,
-            env=env,
-            limits=agent_limits(wall_clock_s=budget.wall_clock_s),
-            # The workspace's `check` runs the grader: its code, never the whole checkout.
-            readable=[LAUNCHER.parent, *adapter.readable(), *CHILD_CODE],
-            allow_hosts=adapter.allowed_hosts(),
-        )
+        with BudgetWatcher(adapter=adapter, budget=budget, paths=paths) as watcher:
+            outcome = sandbox.run(
+                [*_launcher_argv(paths), *argv],
+                workdir=paths.box,
+                env=env,
+                limits=agent_limits(wall_clock_s=budget.wall_clock_s),
+                # The workspace's `check` runs the grader: its code, never the whole checkout.
+                readable=[LAUNCHER.parent, *adapter.readable(), *CHILD_CODE],
+                allow_hosts=adapter.allowed_hosts(),
+            )
     except SandboxError as exc:
         raise RunFailed(Reason.SANDBOX_ERROR, str(exc)) from None
+    if watcher.over and outcome.returncode == STOPPED:
+        return Verdict(Reason.BUDGET_EXHAUSTED, watcher.over), outcome.wall_s
     if outcome.timed_out:
         detail = f"the agent was stopped at its wall-clock budget of {budget.wall_clock_s:g} s"
         return Verdict(Reason.AGENT_TIMEOUT, detail), outcome.wall_s
@@ -339,6 +348,36 @@ def _agent_run(
     log = adapter.marker_log(log_path=paths.log, workspace=paths.workspace)
     verdict = adapter.judge(log_path=log, stderr=stderr, returncode=outcome.returncode)
     return verdict, outcome.wall_s
+
+
+class BudgetWatcher(threading.Thread):
+    """Reads the agent's logs while it runs and stops it (the launcher's stop file: the CLI and
+    all it started) once it spends past a turn or token budget that its CLI does not enforce."""
+
+    def __init__(self, *, adapter: Adapter, budget: Budget, paths: AttemptPaths) -> None:
+        super().__init__(daemon=True, name="budget-watcher")
+        self.adapter, self.budget, self.paths = adapter, budget, paths
+        self.done = threading.Event()
+        self.over = ""
+
+    def run(self) -> None:
+        enforced = self.adapter.enforced_by_cli
+        while not self.done.wait(BUDGET_POLL_S):
+            spent = self.adapter.progress(log_path=self.paths.log, home=self.paths.home)
+            self.over = spent.over(self.budget, enforced=enforced)
+            if self.over:
+                self.paths.stop.touch()
+                return
+
+    def __enter__(self) -> "BudgetWatcher":
+        if self.budget.max_turns or self.budget.max_tokens:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        if self.is_alive():
+            self.join(timeout=30)
 
 
 def _launcher_argv(paths: AttemptPaths) -> list[str]:
@@ -366,6 +405,7 @@ def agent_limits(*, wall_clock_s: float) -> Limits:
         timeout_s=wall_clock_s,
         memory_bytes=memory_mb * 1024**2 if memory_mb else None,
         address_space=False,
+        user=AGENT_UID,
     )
 
 

@@ -1,6 +1,7 @@
 """`python -m model_server --script solve-vector-add [--host H] [--port P]`: serve a script
 until interrupted, printing each call as a JSON line, so an operator can point an agent CLI at
-this host (docs/agents.md says how for each) and see it work a task end to end."""
+this host (docs/agents.md says how for each) and see it work a task end to end. A request for
+a model named like another script (`endless`, `broken-kernel`...) plays that one."""
 
 import argparse
 import json
@@ -26,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
         script = script_load(args.script)
     except ScriptError as exc:
         parser.error(str(exc))
-    with ScriptedModelServer(script, host=args.host, port=args.port) as server:
+    others = [script_load(name) for name in names if name != script.name]
+    with ScriptedModelServer(script, others=others, host=args.host, port=args.port) as server:
         print(f"model_server: playing {script.name} at {server.base_url}", file=sys.stderr)
         seen = 0
         try:

@@ -8,6 +8,7 @@ from model_server.script import Script, Step
 from model_server.wire import SIDE_ANSWER, Reply, json_reply, shell_text, sse, usage_for
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
+COMMAND_WAIT_MS = 600_000
 SHELL_TOOLS = ("shell", "shell_command", "exec_command", "local_shell")
 
 
@@ -47,7 +48,10 @@ def tool_item(step: Step, tools: dict[str, dict[str, Any]]) -> dict[str, Any]:
     name = next((n for n in SHELL_TOOLS if n in tools), "shell")
     properties = (tools.get(name, {}).get("parameters") or {}).get("properties") or {}
     if "cmd" in properties:
-        return _function_call(call_id, name, {"cmd": command})
+        # exec_command hands back "Process running" after its yield time (10 s by default):
+        # wait for the command to end, as a model that wants its output would.
+        wait = {"yield_time_ms": COMMAND_WAIT_MS} if "yield_time_ms" in properties else {}
+        return _function_call(call_id, name, {"cmd": command, **wait})
     kind = (properties.get("command") or {}).get("type")
     value: Any = ["bash", "-lc", command] if kind == "array" else command
     return _function_call(call_id, name, {"command": value})

@@ -20,8 +20,9 @@ MAX_REQUEST_BYTES = 32 * 1024 * 1024
 _GEMINI = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
 
 
-def route(method: str, target: str, request: dict[str, Any], script: Script) -> Reply:
+def route(method: str, target: str, request: dict[str, Any], scripts: "Scripts") -> Reply:
     path = urlsplit(target).path
+    script = scripts.pick(str(request.get("model") or ""))
     if method == "POST" and path.endswith("/messages/count_tokens"):
         return json_reply({"input_tokens": 1000}, {"api": "anthropic", "kind": "count"})
     if method == "POST" and path.endswith("/messages"):
@@ -33,6 +34,7 @@ def route(method: str, target: str, request: dict[str, Any], script: Script) -> 
         if found.group(2) == "countTokens":
             return gemini.count_tokens(request)
         stream = found.group(2) == "streamGenerateContent"
+        script = scripts.pick(found.group(1))
         return gemini.answer(request, script, model=found.group(1), stream=stream)
     if method == "GET" and path.endswith("/models"):
         return json_reply({"object": "list", "data": [], "models": []}, {"kind": "models"})
@@ -43,12 +45,32 @@ def route(method: str, target: str, request: dict[str, Any], script: Script) -> 
     )
 
 
-class ScriptedModelServer:
-    """The server on `host`:`port` (0: any free port) playing `script`, in a thread of its
-    own; a context manager."""
+class Scripts:
+    """The scripts a server plays: the one named like the model a request asks for (an agent
+    whose model is "endless" gets scripts/endless.json), else the first."""
 
-    def __init__(self, script: Script, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, scripts: list[Script]) -> None:
+        self.scripts = {script.name: script for script in scripts}
+        self.default = scripts[0]
+
+    def pick(self, model: str) -> Script:
+        return self.scripts.get(model.removeprefix("models/"), self.default)
+
+
+class ScriptedModelServer:
+    """The server on `host`:`port` (0: any free port) playing `script` (or, for a model named
+    like one of `others`, that one), in a thread of its own; a context manager."""
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        others: list[Script] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
         self.script = script
+        self.scripts = Scripts([script, *(others or [])])
         self.served: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer((host, port), _handler_for(self))
@@ -111,7 +133,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self._answer("POST", request if isinstance(request, dict) else {})
 
         def _answer(self, method: str, request: dict[str, Any]) -> None:
-            reply = route(method, self.path, request, server.script)
+            reply = route(method, self.path, request, server.scripts)
             server.record({**reply.record, "method": method, "path": urlsplit(self.path).path})
             self._send(reply)
 

@@ -59,8 +59,19 @@ _ENV_PASSTHROUGH = (
 UNSAFE_SWITCH = "ARENA_UNSAFE_RUN_UNISOLATED"
 
 
+# Set by the arena in an agent's environment: the agent already runs in an isolating sandbox,
+# inside which no other can be made (no capabilities, no new namespaces). Its `check` then runs
+# the candidate, the agent's own code, as a plain process beside the agent: the outer sandbox
+# is the boundary. The arena grades the final solution again outside, in a sandbox of its own.
+INSIDE_SWITCH = "ARENA_INSIDE_SANDBOX"
+
+
 class SandboxError(RuntimeError):
     pass
+
+
+def inside_sandbox() -> bool:
+    return os.environ.get(INSIDE_SWITCH) == "1"
 
 
 def unsafe_switch_on() -> bool:
@@ -90,6 +101,10 @@ class Limits:
     cpus: float | None = None
     # GPUs passed through: -1 all present, 0 none, n the first n (docker device requests).
     gpus: int = -1
+    # The uid (and gid) the child runs as, where the worker's own is root: agent CLIs refuse to
+    # skip their permission prompts as root. bwrap maps it onto the worker's uid in a user
+    # namespace (the working folder stays the worker's); docker runs the container as it.
+    user: int | None = None
 
 
 @dataclass
@@ -703,6 +718,9 @@ class BwrapSandbox(ProcessSandbox):
         # The root itself (and folders bwrap made for the binds) read-only; only the working
         # folder and the private /tmp, separate mounts, stay writable.
         command += ["--remount-ro", "/", "--bind", str(workdir), str(workdir)]
+        user = (limits or Limits()).user
+        if user is not None:
+            command += ["--unshare-user", "--uid", str(user), "--gid", str(user)]
         return [*command, "--chdir", str(workdir), "--", *argv]
 
     def egress(self, stack: contextlib.ExitStack, allow_hosts: Sequence[str]) -> Egress:
@@ -827,8 +845,12 @@ def sandbox_for(
 ) -> ProcessSandbox:
     """The backend for untrusted code. "auto" is the first isolating backend that works here
     (bwrap, then docker); a backend that does not isolate (process) is given only with
-    `allow_unisolated`, the operator's development switch (UNSAFE_SWITCH). `image`: the docker
-    sandbox's image (its default tag otherwise)."""
+    `allow_unisolated`, the operator's development switch (UNSAFE_SWITCH), or inside an agent's
+    sandbox (INSIDE_SWITCH). `image`: the docker sandbox's image (its default tag otherwise)."""
+    allow_unisolated = allow_unisolated or inside_sandbox()
+    if name == "auto" and inside_sandbox():
+        # A nested bwrap may pass its probe and still fail to mount /proc: none is tried.
+        name = "process"
     if name == "auto":
         name = _first_isolating(allow_unisolated, image)
     backend = _backend(name, image)

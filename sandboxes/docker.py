@@ -94,6 +94,22 @@ def check_interpreter(labels: Mapping[str, str] | None, image: str) -> None:
     )
 
 
+def _container_user(limits: Limits) -> str:
+    """The worker's own uid, or `limits.user` where the worker is root (the working folder is
+    handed to that user before the container starts, see _hand_over)."""
+    if limits.user is not None and os.getuid() == 0:
+        return f"{limits.user}:{limits.user}"
+    return f"{os.getuid()}:{os.getgid()}"
+
+
+def _hand_over(workdir: Path, limits: Limits) -> None:
+    if limits.user is None or os.getuid() != 0:
+        return
+    for folder, dirs, files in os.walk(workdir):
+        for name in [folder, *(os.path.join(folder, n) for n in (*dirs, *files))]:
+            os.chown(name, limits.user, limits.user, follow_symlinks=False)
+
+
 def _bind(path: Path, *, read_only: bool) -> Mount:
     return Mount(target=str(path), source=str(path), type="bind", read_only=read_only)
 
@@ -156,7 +172,7 @@ class DockerSandbox(ProcessSandbox):
             ],
             "environment": {**env, "ARENA_CHANNEL_FD": str(CHANNEL_FD)},
             "working_dir": str(workdir),
-            "user": f"{os.getuid()}:{os.getgid()}",
+            "user": _container_user(limits),
             "network_mode": "none",
             "read_only": True,
             "tmpfs": {"/tmp": TMPFS_OPTIONS},  # noqa: S108 - a private tmpfs inside
@@ -188,6 +204,7 @@ class DockerSandbox(ProcessSandbox):
         allow_hosts: Sequence[str] = (),
     ) -> Outcome:
         (workdir / "tmp").mkdir(parents=True, exist_ok=True)
+        _hand_over(workdir, limits)
         with contextlib.ExitStack() as stack:
             egress = namespace_egress(stack, allow_hosts)
             channel_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-ch-")))

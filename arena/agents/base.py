@@ -16,12 +16,15 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 DEFAULT_WALL_CLOCK_S = 45 * 60
 VERSION_TIMEOUT_S = 20
 # How much of a log's tail and of stderr is searched for markers: a provider error is reported
 # at the end, and a multi-megabyte log need not be scanned whole.
 MARKER_TAIL_BYTES = 256 * 1024
+# How much of a log the budget watcher reads per look (it reads on where it stopped).
+FOLLOW_CHUNK_BYTES = 8 * 1024 * 1024
 # Said to every agent before the task's own PROMPT.md: where the answer goes, how to check it.
 ARENA_INSTRUCTIONS = (
     "You are working in a Kernel Arena workspace. The task is described below (it is also in "
@@ -99,6 +102,23 @@ class Verdict:
         return not self.reason
 
 
+@dataclass(frozen=True)
+class Progress:
+    """What a running agent has spent so far, as its logs tell: model calls and tokens."""
+
+    turns: int = 0
+    tokens: int = 0
+
+    def over(self, budget: Budget, *, enforced: frozenset[str]) -> str:
+        """The budget this spends past, in words; "" when none (fields the CLI enforces itself
+        are left to it)."""
+        for name, used in (("max_turns", self.turns), ("max_tokens", self.tokens)):
+            limit = getattr(budget, name)
+            if limit is not None and name not in enforced and used > limit:
+                return f"the agent was stopped at {used} against a budget of {name} = {limit}"
+        return ""
+
+
 @dataclass
 class Adapter:
     """The base of every adapter; subclasses set the class attributes and `command()`."""
@@ -134,17 +154,60 @@ class Adapter:
         """Extra variables for the agent process; the sandbox scrubs everything else."""
         return {k: environ[k] for k in self.credential_env if environ.get(k)}
 
+    def base_url(self) -> str:
+        """The model API's address from config "base_url" (a gateway, or the scripted model
+        server, python -m model_server), "" for the vendor's own; AdapterError if malformed."""
+        url = self.options.get("base_url") or ""
+        if not url:
+            return ""
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise AdapterError('option "base_url" must be an http:// or https:// URL')
+        return str(url).rstrip("/")
+
     def allowed_hosts(self) -> list[str]:
-        """The provider's API hosts, or the agent's own list (config "allow_hosts")."""
-        hosts = self.options.get("allow_hosts", list(self.provider_hosts))
+        """The provider's API hosts (the base_url's when one is set), or the agent's own list
+        (config "allow_hosts")."""
+        url = self.base_url()
+        default = [_host_port(url)] if url else list(self.provider_hosts)
+        hosts = self.options.get("allow_hosts", default)
         if not isinstance(hosts, list) or not all(isinstance(h, str) and ":" in h for h in hosts):
             raise AdapterError('option "allow_hosts" must be a list of "host:port"')
         return hosts
 
+    def prepare_home(self, *, home: Path, budget: Budget) -> None:
+        """Write what the CLI reads from its home before it starts (settings, no login)."""
+
     def readable(self) -> list[Path]:
-        """Host folders the agent must read inside a namespace sandbox (its own program)."""
+        """Host paths the agent must read inside a namespace sandbox: its program's folder, or
+        the whole node_modules an npm-installed CLI lies in, and node for a Node script."""
         found = shutil.which(self.program())
-        return [Path(found).resolve().parent] if found else []
+        if not found:
+            return []
+        program = Path(found).resolve()
+        paths = [next((p for p in program.parents if p.name == "node_modules"), program.parent)]
+        node = shutil.which("node")
+        if node and _is_node_script(program):
+            paths.append(Path(node).resolve())
+        return paths
+
+    def progress(self, *, log_path: Path, home: Path) -> Progress:
+        """Model calls and tokens spent so far, read from the logs while the CLI runs, so the
+        arena can stop it at a budget the CLI has no flag for."""
+        return Progress()
+
+    def follow(self, path: Path) -> list[dict[str, Any]]:
+        """The JSON records appended to `path` since the last call (whole lines only)."""
+        offsets: dict[Path, int] = self.__dict__.setdefault("_offsets", {})
+        try:
+            with path.open("rb") as fh:
+                fh.seek(offsets.get(path, 0))
+                data = fh.read(FOLLOW_CHUNK_BYTES)
+        except OSError:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]
+        offsets[path] = offsets.get(path, 0) + len(complete)
+        return json_records(complete.decode("utf-8", errors="replace"))
 
     def locate(self) -> str:
         """The program's path; AdapterError naming it when it is not installed."""
@@ -211,6 +274,20 @@ class Adapter:
         return Verdict()
 
 
+def _host_port(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
+
+
+def _is_node_script(program: Path) -> bool:
+    try:
+        with program.open("rb") as fh:
+            return b"node" in fh.readline(200)
+    except OSError:
+        return False
+
+
 def json_records(text: str) -> list[dict[str, Any]]:
     """The JSON objects among the lines of a log's tail; other lines are skipped."""
     records = []
@@ -225,6 +302,14 @@ def json_records(text: str) -> list[dict[str, Any]]:
         if isinstance(record, dict):
             records.append(record)
     return records
+
+
+def read_head(path: Path, limit: int = 64 * 1024) -> str:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def read_tail(path: Path, limit: int = MARKER_TAIL_BYTES) -> str:

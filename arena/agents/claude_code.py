@@ -1,15 +1,18 @@
 """Claude Code: `claude -p --output-format stream-json --verbose`, permissions bypassed.
 
 Inside the sandbox nobody is there to approve a tool call, so permissions are skipped; the
-sandbox, not the CLI, is what keeps the agent in its workspace. The log is stdout. The run ends
-with one `result` record; its subtype says whether the turn budget ran out
-(`error_max_turns`) and `is_error` with its text reports the provider's errors.
+sandbox, not the CLI, is what keeps the agent in its workspace. Claude Code refuses to skip them
+as root, so the sandbox runs it as an unprivileged user (Limits.user). stdout is a stream of
+records that ends with one `result`: its subtype says whether the turn budget ran out
+(`error_max_turns`) and `is_error` with its text reports the provider's errors. The transcript
+imported is the session log the CLI writes itself, $HOME/.claude/projects/<cwd>/<session>.jsonl
+(the session id is in stdout's first record); stdout where there is none.
 """
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from arena.agents.base import Adapter, Budget, json_records
+from arena.agents.base import Adapter, Budget, Progress, json_records, read_head
 
 # Claude Code turns a model name into thinking tokens only through this variable.
 EFFORT_THINKING_TOKENS = {"low": "4000", "medium": "16000", "high": "31999"}
@@ -47,12 +50,50 @@ class ClaudeCodeAdapter(Adapter):
         # No auto-updater, telemetry or error reporting from inside a sandbox.
         env["DISABLE_AUTOUPDATER"] = "1"
         env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+        if self.base_url():
+            env["ANTHROPIC_BASE_URL"] = self.base_url()
         if self.effort in EFFORT_THINKING_TOKENS:
             env["MAX_THINKING_TOKENS"] = EFFORT_THINKING_TOKENS[self.effort]
         return env
 
+    def transcript(self, *, log_path: Path, home: Path, workspace: Path) -> Path:
+        session_id = stream_json_session_id(log_path)
+        if session_id:
+            found = sorted((home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+            if found:
+                return found[-1]
+        return log_path
+
+    def progress(self, *, log_path: Path, home: Path) -> Progress:
+        usage: dict[str, int] = self.__dict__.setdefault("_usage", {})
+        for record in self.follow(log_path):
+            message = record.get("message") if record.get("type") == "assistant" else None
+            if isinstance(message, dict) and message.get("id"):
+                # One line per content block, each with the call's usage: counted once.
+                usage[str(message["id"])] = usage_tokens(message.get("usage"))
+        return Progress(turns=len(usage), tokens=sum(usage.values()))
+
     def error_report(self, *, tail: str) -> str:
         return stream_json_error(tail)
+
+
+def usage_tokens(usage: Any) -> int:
+    if not isinstance(usage, dict):
+        return 0
+    names = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    )
+    return sum(int(usage.get(n) or 0) for n in names if isinstance(usage.get(n) or 0, int))
+
+
+def stream_json_session_id(log_path: Path) -> str:
+    for record in json_records(read_head(log_path)):
+        if record.get("session_id"):
+            return str(record["session_id"])
+    return ""
 
 
 def stream_json_error(tail: str) -> str:

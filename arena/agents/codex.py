@@ -6,17 +6,24 @@ session id holds the full conversation with reasoning and token counts, so it is
 transcript imported. Inside the sandbox Codex's own sandbox and approvals are off.
 """
 
+import json
 from pathlib import Path
 from typing import ClassVar
 
-from arena.agents.base import Adapter, Budget, json_records
+from arena.agents.base import Adapter, Budget, Progress, json_records
+
+# The model provider Codex is given for a base_url (its OPENAI_BASE_URL is not read any more).
+PROVIDER = "arena"
 
 
 class CodexAdapter(Adapter):
     name: ClassVar[str] = "codex"
     binary: ClassVar[str] = "codex"
     completion_marker: ClassVar[str | None] = r'"type": ?"(turn\.completed|task_complete)"'
-    provider_markers: ClassVar[tuple[str, ...]] = (r'^\{.*"type": ?"(turn\.failed|error)"',)
+    # The record's own type, first on its line: an `item.completed` whose item is an "error"
+    # (a warning such as "Model metadata for ... not found") is no failure, nor is a top-level
+    # "error" that says it is reconnecting; a turn that failed is.
+    provider_markers: ClassVar[tuple[str, ...]] = (r'^\{"type": ?"turn\.failed"',)
     credential_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "CODEX_API_KEY")
     provider_hosts: ClassVar[tuple[str, ...]] = ("api.openai.com:443",)
 
@@ -32,7 +39,41 @@ class CodexAdapter(Adapter):
             argv += ["--model", self.model]
         if self.effort:
             argv += ["-c", f"model_reasoning_effort={self.effort}"]
-        return [*argv, prompt]
+        return [*argv, *self.provider_options(), prompt]
+
+    def provider_options(self) -> list[str]:
+        """`-c` settings of a model provider at base_url, keyed by OPENAI_API_KEY."""
+        url = self.base_url()
+        if not url:
+            return []
+        settings = {
+            "model_provider": PROVIDER,
+            f"model_providers.{PROVIDER}.name": PROVIDER,
+            f"model_providers.{PROVIDER}.base_url": f"{url}/v1",
+            f"model_providers.{PROVIDER}.env_key": "OPENAI_API_KEY",
+            f"model_providers.{PROVIDER}.wire_api": "responses",
+        }
+        return [word for k, v in settings.items() for word in ("-c", f"{k}={json.dumps(v)}")]
+
+    def progress(self, *, log_path: Path, home: Path) -> Progress:
+        """Model calls and tokens from the rollout's token_count events (cumulative totals)."""
+        rollout = self.transcript(log_path=log_path, home=home, workspace=home)
+        seen = self.__dict__.setdefault("_seen", {"turns": 0, "tokens": 0})
+        for record in self.follow(rollout) if rollout != log_path else []:
+            payload = record.get("payload")
+            if not isinstance(payload, dict) or payload.get("type") != "token_count":
+                continue
+            info = payload.get("info")
+            if not isinstance(info, dict):
+                continue
+            total = info.get("total_token_usage") or {}
+            seen["turns"] += 1
+            seen["tokens"] = int(total.get("total_tokens") or 0)
+        return Progress(turns=seen["turns"], tokens=seen["tokens"])
+
+    def prepare_home(self, *, home: Path, budget: Budget) -> None:
+        # Codex stops at once when CODEX_HOME names a folder that does not exist.
+        codex_home(home).mkdir(exist_ok=True)
 
     def env(self, *, home: Path, environ: dict[str, str]) -> dict[str, str]:
         return {**super().env(home=home, environ=environ), "CODEX_HOME": str(codex_home(home))}

@@ -67,6 +67,13 @@ _SILENT_TYPES = frozenset(
         "agent-color",
         "last-prompt",
         "ai-title",
+        # Claude Code 2.1.3xx records each API request it sent (its shape, its blobs), the
+        # tools a turn used and a latch: the conversation itself is in the other records.
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "tools-used",
+        "atis-latch",
     }
 )
 _SILENT_SYSTEM = frozenset({"turn_duration", "stop_hook_summary"})

@@ -99,6 +99,9 @@ _SILENT_EVENTS = frozenset(
 )
 # Undo snapshots of the workspace: bookkeeping, not conversation.
 _SILENT_ITEMS = frozenset({"ghost_snapshot"})
+# Codex 0.17x: token_usage_record repeats each call's usage that token_count already gave (it
+# would count twice); world_state snapshots the environment the model is told of.
+_SILENT_RECORDS = frozenset({"token_usage_record", "world_state"})
 _EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.MULTILINE)
 
 
@@ -239,7 +242,7 @@ class CodexBuilder:
         stamp: str | None,
         line: int,
     ) -> None:
-        if kind == "session_meta":
+        if kind == "session_meta" or kind in _SILENT_RECORDS:
             return
         if kind == "turn_context":
             model = payload.get("model")

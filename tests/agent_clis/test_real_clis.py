@@ -1,0 +1,115 @@
+"""Claude Code, Codex and Gemini CLI, the real programs, run by the arena through its agents
+queue in the bwrap sandbox: each works a catalogue task against the scripted model server
+with its own tools, its own log is read into the transcript page, and its kernel is graded."""
+
+import os
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from arena.models import Agent, Run, Submission
+from arena.runs import attempt_box, run_create
+from evaluator.models import Evaluation
+from tests.agent_clis.conftest import cli_missing
+from tests.arena.runs.conftest import wait_for_status
+
+# Each run once, on the embedded pass: they test the CLIs, not PostgreSQL or Redis.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.worker,
+    pytest.mark.skipif(
+        bool(os.environ.get("ARENA_BROKER_URL")), reason="runs once, on the embedded pass"
+    ),
+]
+
+# harness, program, script played, the tool that writes the kernel as the transcript names it.
+CLIS = [
+    ("claude-code", "claude", "solve-vector-add", "Write"),
+    ("codex", "codex", "reach-out", "apply_patch"),
+    ("gemini", "gemini", "solve-vector-add", "write_file"),
+]
+API = {"claude-code": "anthropic", "codex": "openai", "gemini": "gemini"}
+
+
+def cli_agent(harness: str, script: str, model_server, **config) -> Agent:
+    slug = f"{harness}-{script}"
+    return Agent.objects.create(
+        slug=slug,
+        name=slug,
+        harness=harness,
+        model=script,
+        config={"base_url": model_server.base_url, "sandbox": "bwrap", **config},
+    )
+
+
+@pytest.mark.parametrize(("harness", "program", "script", "write_tool"), CLIS)
+def test_a_real_cli_solves_a_task_in_bwrap_and_its_own_log_is_its_transcript(
+    harness, program, script, write_tool, cli_worker, model_server, catalog_tasks
+):
+    if problem := cli_missing(program):
+        pytest.skip(problem)
+    model_server.served.clear()
+    agent = cli_agent(harness, script, model_server)
+    run = run_create(agent=agent, task=catalog_tasks_task("tt-vector-add"))
+    run = wait_for_status(run, Run.Status.DONE, Run.Status.FAILED, timeout_s=300)
+    assert run.status == Run.Status.DONE, f"{run.failure_reason}: {run.failure_detail}"
+    evaluation = Submission.objects.get(run=run).evaluation
+    assert evaluation.status == Evaluation.Status.PASSED, evaluation.result
+    assert "mask = offsets < n" in evaluation.solution_code
+    calls = [c for c in model_server.main_calls() if c["api"] == API[harness]]
+    assert [c["step"] for c in calls] == list(range(len(calls))) and len(calls) >= 4
+    # Tokens as the server reported them, each call counted once.
+    assert run.input_tokens == sum(c["input_tokens"] for c in calls)
+    assert run.output_tokens == sum(c["output_tokens"] for c in calls)
+    assert run.cli_version and run.trajectory.tool_call_count >= 3
+    page = unescape(Client().get(f"/runs/{run.pk}/transcript").content.decode())
+    assert write_tool in page and "./check" in page
+    assert "+    mask = offsets < n" in page  # the kernel, written, as a diff
+    assert "[PASS] correctness" in page  # check's real output
+    assert f"in {calls[0]['input_tokens']:,}" in page
+    if script == "reach-out":
+        # example.com was refused by the egress proxy: the tool result says so.
+        assert re.search(r"403|Forbidden|Tunnel connection failed", page)
+    assert not attempt_box(run_id=run.pk, attempt=1).exists()  # the workspace is swept
+
+
+def test_a_real_cli_past_its_turn_budget_is_stopped_with_its_children_and_its_log_kept(
+    cli_worker, model_server, catalog_tasks
+):
+    if problem := cli_missing("gemini"):
+        pytest.skip(problem)
+    model_server.served.clear()
+    agent = cli_agent("gemini", "endless", model_server)
+    run = run_create(agent=agent, task=catalog_tasks_task("tt-vector-add"), budget={"max_turns": 3})
+    run = wait_for_status(run, Run.Status.DONE, Run.Status.FAILED, timeout_s=180)
+    assert run.failure_reason == Run.FailureReason.BUDGET_EXHAUSTED, run.failure_detail
+    assert "against a budget of max_turns = 3" in run.failure_detail
+    # Stopped by the arena mid-command: the CLI's `sleep 4.25` went with it.
+    assert not processes_running("sleep 4.25")
+    assert run.duration_s < 4 * 4.25
+    calls = len(model_server.main_calls())
+    assert run.trajectory is not None and run.trajectory.tool_call_count >= 3  # the partial log
+    assert not attempt_box(run_id=run.pk, attempt=1).exists()  # the workspace is swept
+    assert len(model_server.main_calls()) == calls  # and nothing calls the model any more
+
+
+def processes_running(command: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if command.encode() in cmdline and state != "Z" and entry.name != str(os.getpid()):
+            found.append(entry.name)
+    return found
+
+
+def catalog_tasks_task(slug: str):
+    from tasks.models import Task
+
+    return Task.objects.get(slug=slug)
