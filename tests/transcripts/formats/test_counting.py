@@ -143,6 +143,17 @@ def test_a_tool_call_in_a_message_that_also_carries_text_is_counted():
     ]
     data = "".join(json.dumps(r) + "\n" for r in rows).encode()
     assert transcript_counts(parse_bytes(data, "session.jsonl")).tool_calls == 3
+    # The same session written without message or call ids, one request id for all.
+    for row in rows:
+        row["message"].pop("id", None)
+        row["requestId"] = "req-1"
+        for block in (
+            row["message"]["content"] if isinstance(row["message"]["content"], list) else []
+        ):
+            block.pop("id", None)
+            block.pop("tool_use_id", None)
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    assert transcript_counts(parse_bytes(data, "session.jsonl")).tool_calls == 3
 
 
 def test_gemini_clis_write_file_is_a_file_change_like_claude_codes_write():
