@@ -12,21 +12,19 @@ the session files; an export without usage has no token counts.
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from typing import Any
 
 from .anthropic_messages import Shared, ThreadBuilder
-from .errors import TranscriptFormatError
 from .finish import finish_transcript
 from .log_format import LogFormat
 from .records import (
-    JSON_ERRORS,
     RECORD_ERRORS,
     SourceFile,
     as_dict,
     as_str,
     as_text,
+    load_json_document,
     record_not_understood,
     unknown_event,
 )
@@ -47,10 +45,7 @@ def is_loglines(document: Any) -> bool:
 
 def parse(files: list[SourceFile]) -> Transcript:
     source = files[0]
-    try:
-        document = json.loads(source.data)
-    except JSON_ERRORS as exc:
-        raise TranscriptFormatError(f"{source.name}: not a JSON document ({exc})") from None
+    document = load_json_document(source)
     transcript = Transcript(format=FORMAT)
     thread = Thread(id="main", kind="main")
     transcript.threads.append(thread)

@@ -34,7 +34,7 @@ from .records import (
     record_not_understood,
     unknown_event,
 )
-from .schema import EventKind, Thread, Transcript
+from .schema import Event, EventKind, Thread, Transcript, Turn
 
 PI_FORMAT_ID = "pi-session"
 OPENCLAW_FORMAT_ID = "openclaw-session"
@@ -75,21 +75,28 @@ def _is_pi_entry(record: dict[str, Any]) -> bool:
     )
 
 
+Entry = tuple[int, dict[str, Any]]  # (line, entry)
+
+
 def parse(files: list[SourceFile]) -> Transcript:
     source = files[0]
     transcript = Transcript(format=PI_FORMAT_ID)
     entries = [(line, r) for line, r in iter_jsonl(source, transcript.malformed)]
-    path = _conversation(entries, transcript)
-    thread = Thread(id="main", kind="main")
-    transcript.threads.append(thread)
-    reader = _Reader(transcript, ThreadBuilder(thread, Shared()))
-    for line, entry in path:
-        try:
-            reader.entry(entry, line)
-        except RECORD_ERRORS as exc:
-            record_not_understood(transcript.malformed, source.name, line, exc)
-    if reader.costs and reader.costs_complete:
-        transcript.cost_usd = round(sum(reader.costs), 6)
+    path, branches = _conversation(entries)
+    main = Thread(id="main", kind="main")
+    transcript.threads.append(main)
+    shared, costs = Shared(), _Costs()
+    reader = _read(transcript, main, shared, costs, path, source.name)
+    for number, (parent, left) in enumerate(branches, start=1):
+        branch = Thread(id=f"branch-{number}", kind="branch", title=_entries(len(left)))
+        _read(transcript, branch, shared, costs, left, source.name)
+        _branch_off(main, branch, reader.turn_at.get(parent), shared)
+    if branches:
+        transcript.notes.append(
+            f"{len(branches)} branch(es) the session left with /tree are shown apart; their "
+            "calls are in the tokens."
+        )
+    transcript.cost_usd = costs.total()
     for other in files[1:]:
         transcript.notes.append(f"{other.name}: another session, not shown.")
     return finish_transcript(transcript)
@@ -101,14 +108,49 @@ def parse_openclaw(files: list[SourceFile]) -> Transcript:
     return transcript
 
 
-def _conversation(
-    entries: list[tuple[int, dict[str, Any]]], transcript: Transcript
-) -> list[tuple[int, dict[str, Any]]]:
-    """The entries on the path from the last one back to the first, in order; the header and
-    entries without ids (version 1) always."""
+def _read(
+    transcript: Transcript,
+    thread: Thread,
+    shared: Shared,
+    costs: _Costs,
+    entries: list[Entry],
+    name: str,
+) -> _Reader:
+    reader = _Reader(transcript, ThreadBuilder(thread, shared), costs)
+    for line, entry in entries:
+        try:
+            reader.entry(entry, line)
+        except RECORD_ERRORS as exc:
+            record_not_understood(transcript.malformed, name, line, exc)
+        if "id" in entry and thread.turns:
+            reader.turn_at[str(entry["id"])] = thread.turns[-1]
+    return reader
+
+
+def _branch_off(main: Thread, branch: Thread, turn: Turn | None, shared: Shared) -> None:
+    """A notice where the branch left the main path, naming the branch."""
+    if turn is None:
+        turn = main.turns[0] if main.turns else Turn(index=0)
+        if not main.turns:
+            main.turns.append(turn)
+    notice = Event(
+        id=shared.ids.next(),
+        kind=EventKind.SYSTEM_NOTICE,
+        text=f"A branch left here with /tree ({branch.title}), shown apart.",
+        child_thread=branch.id,
+    )
+    turn.events.append(notice)
+    branch.parent_thread, branch.parent_event = main.id, notice.id
+    main.branches.append(branch)
+
+
+def _conversation(entries: list[Entry]) -> tuple[list[Entry], list[tuple[str, list[Entry]]]]:
+    """The entries on the path from the last one back to the first, in order (the header and
+    entries without ids, version 1, always); and the branches the session left, each as the id
+    of the path entry it left from and its entries."""
     by_id = {str(r["id"]): (line, r) for line, r in entries if "parentId" in r and "id" in r}
     if not by_id:
-        return entries
+        return entries, []
     leaf = next(str(r["id"]) for _, r in reversed(entries) if "parentId" in r and "id" in r)
     on_path: set[str] = set()
     node: str | None = leaf
@@ -116,24 +158,58 @@ def _conversation(
         on_path.add(node)
         parent = by_id[node][1].get("parentId")
         node = str(parent) if parent is not None else None
-    left = len(by_id) - len(on_path)
-    if left:
-        transcript.notes.append(
-            f"{left} entries of branches the session left (/tree) are not shown."
-        )
-    return [
+    path = [
         (line, r)
         for line, r in entries
-        if "parentId" not in r or "id" not in r or str(r["id"]) in on_path
+        if "id" not in r or str(r["id"]) in on_path or "parentId" not in r
     ]
+    return path, _branches(by_id, on_path)
+
+
+def _branches(by_id: dict[str, Entry], on_path: set[str]) -> list[tuple[str, list[Entry]]]:
+    """Entries off the path, grouped under the path entry their branch left from."""
+    groups: dict[str, list[Entry]] = {}
+    for entry_id, (line, entry) in sorted(by_id.items(), key=lambda item: item[1][0]):
+        if entry_id in on_path:
+            continue
+        root, seen = entry_id, set()
+        while root not in seen:
+            seen.add(root)
+            parent = by_id[root][1].get("parentId")
+            if parent is None or str(parent) in on_path or str(parent) not in by_id:
+                break
+            root = str(parent)
+        parent = by_id[root][1].get("parentId")
+        groups.setdefault(str(parent), []).append((line, entry))
+    return list(groups.items())
+
+
+def _entries(count: int) -> str:
+    return f"{count} entry" if count == 1 else f"{count} entries"
+
+
+class _Costs:
+    """Each model call's cost as the log states it; the session's is their sum only where
+    every call states one."""
+
+    def __init__(self) -> None:
+        self.each: list[float | None] = []
+
+    def add(self, cost: Any) -> None:
+        number = isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0
+        self.each.append(float(cost) if number else None)
+
+    def total(self) -> float | None:
+        if not self.each or any(cost is None for cost in self.each):
+            return None
+        return round(sum(cost for cost in self.each if cost is not None), 6)
 
 
 class _Reader:
-    def __init__(self, transcript: Transcript, builder: ThreadBuilder) -> None:
-        self.transcript, self.builder = transcript, builder
+    def __init__(self, transcript: Transcript, builder: ThreadBuilder, costs: _Costs) -> None:
+        self.transcript, self.builder, self.costs = transcript, builder, costs
         self.model: str | None = None
-        self.costs: list[float] = []
-        self.costs_complete = True
+        self.turn_at: dict[str, Turn] = {}  # entry id -> the turn it was read into
 
     def entry(self, entry: dict[str, Any], line: int) -> None:
         kind = as_str(entry.get("type")) or ""
@@ -217,14 +293,7 @@ class _Reader:
             self.builder.event(
                 turn, EventKind.SYSTEM_NOTICE, line, text=error, timestamp=stamp, is_error=True
             )
-        self._cost(usage)
-
-    def _cost(self, usage: dict[str, Any]) -> None:
-        cost = as_dict(usage.get("cost")).get("total", usage.get("costUSD"))
-        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
-            self.costs.append(float(cost))
-        else:
-            self.costs_complete = False
+        self.costs.add(as_dict(usage.get("cost")).get("total", usage.get("costUSD")))
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -150,14 +150,21 @@ def test_a_pi_session_reads_the_path_it_ended_on_with_each_calls_tokens_and_cost
     transcript = parse_path(pi_session(tmp_path))
     assert transcript.format == "pi-session"
     assert transcript.session_id == "9f0e" and transcript.cwd == "/work/softmax"
-    assert texts(transcript, EventKind.ASSISTANT_TEXT) == ["Here.", "Done."]
-    assert "Left behind." not in texts(transcript, EventKind.ASSISTANT_TEXT)
-    assert texts(transcript, EventKind.SYSTEM_NOTICE) == ["Tried another answer."]
+    assert texts(transcript, EventKind.ASSISTANT_TEXT, "main") == ["Here.", "Done."]
+    assert texts(transcript, EventKind.SYSTEM_NOTICE, "main") == [
+        "A branch left here with /tree (1 entry), shown apart.",
+        "Tried another answer.",
+    ]
     assert calls(transcript) == ["write", "bash"]
     counted = [usage_tuple(t.usage) for t in transcript.main.turns if t.usage is not None]
     assert counted == [(100, 40, 1000, 0), (20, 10, 1100, 0), (10, 5, 1200, 0)]
-    assert transcript.cost_usd == pytest.approx(0.029)
-    assert any("branches the session left" in note for note in transcript.notes)
+    # The branch left behind is shown apart, and its call was billed: in the tokens and cost.
+    [branch] = transcript.main.branches
+    assert texts(transcript, EventKind.ASSISTANT_TEXT, branch.id) == ["Left behind."]
+    notice = next(e for e in events_of(transcript, EventKind.SYSTEM_NOTICE) if e.child_thread)
+    assert (notice.child_thread, branch.parent_event) == (branch.id, notice.id)
+    assert usage_tuple(transcript.abandoned_usage()) == (5, 5, 0, 0)
+    assert transcript.cost_usd == pytest.approx(0.03)
 
 
 def test_a_version_1_pi_session_without_ids_reads_line_by_line():
