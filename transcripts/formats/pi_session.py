@@ -52,9 +52,16 @@ def is_pi(records: list[dict[str, Any]]) -> bool:
 
 
 def is_openclaw(records: list[dict[str, Any]]) -> bool:
-    """A pi session that OpenClaw wrote: its model-snapshot entries, or its workspace."""
+    """A pi session that OpenClaw wrote: its model-snapshot or openclaw.* custom entries, or
+    its workspace."""
     return is_pi(records) and any(
-        (r.get("type") == "custom" and r.get("customType") == "model-snapshot")
+        (
+            r.get("type") in ("custom", "custom_message")
+            and (
+                r.get("customType") == "model-snapshot"
+                or str(r.get("customType")).startswith("openclaw")
+            )
+        )
         or (r.get("type") == "session" and "/.openclaw/" in str(r.get("cwd")))
         for r in records
     )
@@ -158,6 +165,10 @@ def _conversation(entries: list[Entry]) -> tuple[list[Entry], list[tuple[str, li
         on_path.add(node)
         parent = by_id[node][1].get("parentId")
         node = str(parent) if parent is not None else None
+    if node is not None:
+        # A parent that is no entry (a call's id, the header's): the tree cannot be followed,
+        # and the file is read as one line of conversation.
+        return entries, []
     path = [
         (line, r)
         for line, r in entries

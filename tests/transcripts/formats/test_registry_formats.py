@@ -258,3 +258,30 @@ def test_antigravity_checkpoints_system_messages_and_the_chosen_model():
     assert transcript.model == "Gemini 3 Pro (High)"
     assert texts(transcript, EventKind.COMPACTION) == ["# Resumed"]
     assert texts(transcript, EventKind.SYSTEM_NOTICE) == ["Be brief."]
+
+
+def test_a_pi_tree_whose_parents_are_not_entries_reads_as_one_line_of_conversation():
+    rows = pi_rows()
+    rows[3]["parentId"] = "t1"  # a call's id, not an entry's
+    transcript = parse_bytes(jsonl(rows), "s.jsonl")
+    assert transcript.main.branches == []
+    assert texts(transcript, EventKind.ASSISTANT_TEXT) == ["Here.", "Left behind.", "Done."]
+
+
+def test_openclaws_own_custom_entries_mark_its_sessions():
+    rows = pi_rows()
+    rows.insert(
+        2,
+        {
+            "type": "custom_message",
+            "customType": "openclaw.runtime-context",
+            "content": "context",
+            "display": False,
+            "id": "c1",
+            "parentId": "a1",
+        },
+    )
+    rows[3]["parentId"] = "c1"
+    transcript = parse_bytes(jsonl(rows), "s.jsonl")
+    assert transcript.format == "openclaw-session"
+    assert texts(transcript, EventKind.SYSTEM_NOTICE, "main")[0] == "context"
