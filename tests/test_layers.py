@@ -60,7 +60,7 @@ def test_importing_the_domain_packages_starts_no_celery_app():
     import sys
 
     script = (
-        "import sys, arena, evaluator, grader, tasks, transcripts, leaderboard\n"
+        "import sys, accounts, arena, evaluator, grader, tasks, transcripts, leaderboard, web\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'celery', 'config'}))\n"
     )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
