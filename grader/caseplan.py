@@ -12,11 +12,17 @@ inputs and outputs: more than the outputs alone), so an old cache entry only dro
 cases, never admits more bytes than the budget.
 """
 
-from collections.abc import Mapping, Sequence
+import secrets
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from grader import feasibility
+from grader.cases import cases_for
+from grader.feasibility import POOL_FACTOR
+from grader.generalization import UnseenShape
+from grader.options import EvaluateOptions
+from grader.taskspec import TaskSpec
 
 # The unseen shapes' bytes compared, in units of the largest visible case's outputs: as much as
 # one visible shape's six cases (five unseen shapes' first cases at the visible size, and one
@@ -100,3 +106,88 @@ def apply_budget(
             cases = sorted(kept[i], key=lambda c: order[id(c)])
             out.append({**shape, "cases": cases})
     return out, Budget(unit, budget, planned, dropped)
+
+
+# ---- shapes: visible, then unseen shapes drawn for this evaluation alone ----
+
+BASE_SEED = 0
+
+
+Screen = Callable[[list[UnseenShape], int], tuple[list[UnseenShape], dict[str, Any]]]
+
+
+def plan_shapes(
+    spec: TaskSpec,
+    *,
+    device: str,
+    solution_hash: str,
+    options: EvaluateOptions,
+    screen: Screen | None = None,
+) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """Visible shapes, then unseen shapes drawn for this evaluation alone.
+
+    More shapes are drawn than graded; `screen` keeps those the reference can run within the
+    memory budget (in draw order) and says why it dropped the others. Without one, the first
+    drawn are graded.
+    """
+    stress = [c.name for c in spec.stress_cases]
+    planned = [
+        {
+            "shape": dict(s),
+            "seen": True,
+            "kind": "visible",
+            "cases": [
+                c.to_dict()
+                for c in cases_for(seen=True, base_seed=BASE_SEED + 100 * i, stress=stress)
+            ],
+        }
+        for i, s in enumerate(spec.shapes_for(device))
+    ]
+    from grader.generalization import draw_unseen_shapes, grading_order, hidden_seed_material
+
+    secret = options.hidden_seed or ""
+    source = "secret" if secret else "random"
+    seed = hidden_seed_material(secret or secrets.token_hex(16), spec.version_hash, solution_hash)
+    needed = options.unseen_count
+    pool = draw_unseen_shapes(spec, seed=seed, device=device, count=needed * POOL_FACTOR)
+    screening: dict[str, Any] = {"unseen_drawn": len(pool)}
+    if screen is not None and pool:
+        kept, screening = screen(pool, needed)
+    else:
+        kept = pool[:needed]
+    kept = grading_order(kept, spec, device)
+    for j, unseen in enumerate(kept):
+        planned.append(
+            {
+                "shape": dict(unseen.shape),
+                "seen": False,
+                "kind": unseen.kind,
+                "cases": [
+                    c.to_dict() for c in cases_for(seen=False, base_seed=seed % 100_000 + 100 * j)
+                ],
+            }
+        )
+    return planned, source, screening
+
+
+def admit(
+    pool: list[UnseenShape], needed: int, entry: dict[str, Any] | None
+) -> tuple[list[UnseenShape], list[str], list[UnseenShape]]:
+    """Walk the drawn shapes in order with the cached verdicts: (kept, why others were dropped,
+    shapes with no verdict yet, from the first one on)."""
+    kept: list[UnseenShape] = []
+    rejected: list[str] = []
+    verdicts = (entry or {}).get("shapes", {})
+    for position, unseen in enumerate(pool):
+        if len(kept) >= needed:
+            break
+        verdict = verdicts.get(feasibility.shape_key(unseen.shape))
+        if verdict is None:
+            rest = [u for u in pool[position:] if feasibility.shape_key(u.shape) not in verdicts]
+            return kept, rejected, rest
+        ok, why = feasibility.accepted(entry or {}, verdict)
+        if ok:
+            kept.append(unseen)
+        else:
+            rejected.append(f"{unseen.shape}: {why}")
+    return kept, rejected, []

@@ -1,0 +1,69 @@
+"""This host as the result records it: library versions, the GPU (nvidia-smi; the grading process
+makes no CUDA context), and the new result's identity.
+"""
+
+import hashlib
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from grader.result import (
+    EvalResult,
+)
+from grader.taskspec import TaskSpec
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def new_result(spec: TaskSpec, solution: Path, device: str) -> EvalResult:
+    return EvalResult(
+        task=spec.to_dict(),
+        task_version=spec.version_hash,
+        solution_hash=file_sha256(solution),
+        device=device,
+        environment=host_environment(device),
+    )
+
+
+def host_environment(device: str) -> dict[str, Any]:
+    import torch
+    import triton
+
+    environment: dict[str, Any] = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "host": platform.machine(),
+    }
+    if device == "cuda":
+        environment.update(_nvidia_smi())
+    return environment
+
+
+def _nvidia_smi() -> dict[str, Any]:
+    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,compute_cap"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    values = [v.strip() for v in out.split(",")]
+    keys = [
+        "gpu",
+        "driver",
+        "sm_clock_mhz",
+        "max_sm_clock_mhz",
+        "mem_clock_mhz",
+        "power_limit_w",
+        "compute_capability",
+    ]
+    return dict(zip(keys, values, strict=False))

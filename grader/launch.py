@@ -1,0 +1,191 @@
+"""How a grader child is launched: its sandbox (the isolating one for the roles that run the
+solution's code), environment, limits and folder, cold or prepared ahead; the phases of its life
+read from its messages.
+"""
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from grader import prepared
+from grader.options import EvaluateOptions, isolating_sandbox
+from grader.scratch import new_private_folder, private_scratch, scratch_root
+from sandboxes.backends import (
+    Limits,
+    Outcome,
+    ProcessSandbox,
+    Running,
+    SandboxError,
+    scrubbed_env,
+)
+
+ENGINE_ROOT = Path(__file__).resolve().parents[1]
+
+
+# What a grader child imports: bound read-only into its sandbox, never the whole checkout.
+CHILD_CODE = (ENGINE_ROOT / "grader", ENGINE_ROOT / "sandboxes")
+
+
+LOG_TAIL_BYTES = 64 * 1024
+
+
+# The roles that run the solution's code: only ever in the isolating sandbox.
+SANDBOXED_ROLES = ("candidate", "decoy")
+
+
+@contextlib.contextmanager
+def evaluation_folder(launcher: "Launcher") -> Iterator[tuple[Path, prepared.Slot | None]]:
+    """The evaluation's private folder: a prepared slot's, with its children waiting in it, or
+    a new one where children start cold."""
+    prepared.wait_removed()
+    slot = _prepared_slot(launcher) if launcher.options.prepared else None
+    if slot is None:
+        with private_scratch("arena-eval", root=scratch_root(launcher.options.scratch_dir)) as tmp:
+            yield tmp, None
+        return
+    try:
+        yield slot.folder, slot
+    finally:
+        prepared.retire_slot(slot)
+
+
+def _prepared_slot(launcher: "Launcher") -> prepared.Slot | None:
+    """None where the sandbox cannot start children ahead (docker) or cannot start at all: the
+    evaluation then starts them cold, and reports a sandbox that fails as it always has."""
+    try:
+        if not launcher.sandbox(sandboxed=True).preparable:
+            return None
+        return prepared.POOL.take(
+            launcher.key(),
+            launcher.new_scratch,
+            launcher.start,
+            launcher.options.prepared_ahead,
+        )
+    except SandboxError:
+        return None
+
+
+class Launcher:
+    """How a grader child is started for this evaluation's device, architecture and options:
+    cold, or ahead of its job for a prepared slot (the same sandbox, limits and environment)."""
+
+    def __init__(self, device: str, arch: str, options: EvaluateOptions) -> None:
+        self.device, self.arch, self.options = device, arch, options
+        self._isolating: ProcessSandbox | None = None
+
+    def key(self) -> tuple[object, ...]:
+        return (
+            self.device,
+            self.arch,
+            self.sandbox(sandboxed=True).name,
+            self.memory_cap(),
+            sys.executable,
+            self.options.scratch_dir,
+        )
+
+    def new_scratch(self) -> Path:
+        return new_private_folder("arena-eval", root=scratch_root(self.options.scratch_dir))
+
+    def memory_cap(self) -> int | None:
+        # A CUDA context reserves far more address space than it uses; RLIMIT_AS would kill it.
+        return self.options.memory_bytes if self.device == "cpu" else None
+
+    def sandbox(self, *, sandboxed: bool) -> ProcessSandbox:
+        # The judge and the probe run only our child and the task's reference, never the
+        # candidate's code.
+        if not sandboxed:
+            return ProcessSandbox()
+        if self._isolating is None:
+            options = self.options
+            self._isolating = isolating_sandbox(options)
+        return self._isolating
+
+    def env(self, workdir: Path) -> dict[str, str]:
+        extra = {
+            "PYTHONPATH": str(ENGINE_ROOT),
+            "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
+            "TRITON_CACHE_DIR": str(workdir / "triton"),
+        }
+        if self.device == "cpu":
+            extra["TRITON_INTERPRET"] = "1"
+            extra["CUDA_VISIBLE_DEVICES"] = ""
+        if self.arch:
+            extra["TORCH_CUDA_ARCH_LIST"] = self.arch
+        return scrubbed_env(extra, home=workdir)
+
+    def start(self, role: str, workdir: Path) -> Running:
+        """A child started ahead of its job, for a prepared slot (preparable backends only)."""
+        return self.sandbox(sandboxed=role == "candidate").start(
+            [sys.executable, "-m", "grader.child", "--prepared"],
+            workdir=workdir,
+            env=self.env(workdir),
+            limits=self.limits(),
+            readable=CHILD_CODE,
+            prepared=True,
+        )
+
+    def run(self, role: str, workdir: Path) -> Outcome:
+        """A child started for its job (workdir/job.json) and supervised to its end; one the
+        caller stops is killed then. A container (docker: not preparable) runs through the
+        backend's own run(), to its end."""
+        sandbox = self.sandbox(sandboxed=role in SANDBOXED_ROLES)
+        argv = [sys.executable, "-m", "grader.child", str(workdir / "job.json")]
+        env, limits = self.env(workdir), self.limits()
+        if not sandbox.preparable:
+            return sandbox.run(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
+        running = sandbox.start(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
+        return running.wait(self.options.timeout_s, self.options.stop)
+
+    def limits(self) -> Limits:
+        return Limits(timeout_s=self.options.timeout_s, memory_bytes=self.memory_cap())
+
+
+def phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[str, float]:
+    """Seconds of a child's life: the probe and the judge whole; the candidate split at its
+    messages into start-up (interpreter, torch, the sandbox), compile (importing the solution:
+    its builds), correctness (every shape's cases), timing and the rest (exit, clean-up)."""
+    if role != "candidate":
+        return {role: round(ended - launched, 3)}
+    marks = {"launched": launched}
+    for message in outcome.messages:
+        event = message["event"]
+        if event in ("started", "compiled", "timing_begin") and event not in marks:
+            marks[event] = message["received_at"]
+        if event == "timing_end":
+            marks["timing_end"] = message["received_at"]
+    order = ["launched", "started", "compiled", "timing_begin", "timing_end"]
+    names = ["candidate_startup", "candidate_compile", "candidate_correctness", "candidate_timing"]
+    phases: dict[str, float] = {}
+    last = launched
+    for name, start, end in zip(names, order[:-1], order[1:], strict=True):
+        if start in marks and end in marks:
+            phases[name] = round(marks[end] - marks[start], 3)
+            last = marks[end]
+    if "timing_begin" not in marks and "compiled" in marks:
+        # Untimed (CPU) or stopped before timing: correctness runs to the end of the messages.
+        final = max(m["received_at"] for m in outcome.messages)
+        phases["candidate_correctness"] = round(final - marks["compiled"], 3)
+        last = final
+    phases["candidate_exit"] = round(ended - last, 3)
+    return phases
+
+
+def exit_description(outcome: Outcome) -> str:
+    returncode = outcome.returncode
+    if outcome.memory_exceeded:
+        # The cgroup's OOM kill; bwrap passes it on as exit code 137, which says nothing.
+        return "the process was killed: its processes together went over the memory limit"
+    if returncode is None:
+        return "the process did not exit"
+    if returncode < 0:
+        return f"the process was killed by signal {-returncode}"
+    return f"the process exited with code {returncode} before reporting a result"
+
+
+def log_tail(path: Path | None) -> str:
+    if path is None or not path.exists():
+        return ""
+    with path.open("rb") as fh:
+        fh.seek(max(0, path.stat().st_size - LOG_TAIL_BYTES))
+        return fh.read().decode("utf-8", errors="replace")

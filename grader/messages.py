@@ -1,0 +1,221 @@
+"""Every message a grader child sends over its private channel (channel.py), in one place: who
+sends it, what it carries, who reads it. The grading process stamps each on arrival with
+`received_at`; nothing a child prints to stdout is read.
+
+A child sends `channel.send(EVENT, **fields)`; the grading process reads them from its
+`Outcome.messages` (outcomes.py, verdicts.py, scoring.py, decoy.py). The TypedDicts below are
+the fields as sent (all JSON).
+"""
+
+from typing import Any, TypedDict
+
+# ---- every role ---------------------------------------------------------------------------------
+
+
+class Done(TypedDict):
+    """The role finished its job (child.main); its absence with no error means it died."""
+
+
+class Error(TypedDict, total=False):
+    """A run-wide stage error (roles.common.StageError): compile, construct, runtime,
+    device_busy, scratch_full, judge, decoy."""
+
+    stage: str
+    message: str
+    shape: int | None
+
+
+class Prepared(TypedDict):
+    """A child started ahead (prepared.py) has imported what every job needs."""
+
+
+# ---- candidate (roles/candidate.py) -------------------------------------------------------------
+
+
+class Compiled(TypedDict):
+    fallback_lines: list[int]
+    extensions: dict[str, Any]
+    prebuilt_loaded: list[str]
+
+
+class BuildFailed(TypedDict):
+    error: str
+
+
+class Constructed(TypedDict):
+    shape: int
+    weights: str  # "reference", "seeded" or "none"
+
+
+class CaseReport(TypedDict, total=False):
+    """event "case": the checks on one case's call (profile fields on the first case)."""
+
+    shape: int
+    case: int
+    seen: bool
+    violations: list[str]
+    task_error: str
+    new_threads: int
+    new_processes: int
+    aten_ops: list[str]
+    own_kernels: list[str]
+    own_us: float
+    library_us: float
+    top_library: list[list[Any]]
+
+
+class CaseDone(TypedDict):
+    shape: int
+    case: int
+
+
+class ShapeError(TypedDict):
+    """An unseen shape that broke the solution: that shape fails generalization."""
+
+    shape: int
+    stage: str
+    message: str
+
+
+class TimingBegin(TypedDict):
+    shape: int
+
+
+class SideStream(TypedDict):
+    shape: int
+    stream_ms: list[float]
+    drained_ms: list[float]
+    sync_ms: list[float]
+    kernel_streams: list[int]
+    current_stream: int
+
+
+class TimingEnd(TypedDict):
+    shape: int
+    candidate_ms: list[float]
+    eager_ms: list[float]
+    graphs: bool
+    reps: int
+
+
+class Tampered(TypedDict):
+    stage: str  # "import" or "run"
+    names: list[str]
+
+
+class Audit(TypedDict):
+    files: list[str]
+    network: list[str]
+
+
+class DeviceOutputs(TypedDict):
+    """How much went through device_outputs.py, and why the device path stopped, if it did."""
+
+    sent_bytes: int
+    disabled: str
+
+
+# ---- judge (roles/judge.py) ---------------------------------------------------------------------
+
+
+class Environment(TypedDict, total=False):
+    gpu: str
+    capability: str
+    sm_count: int
+    memory_gib: float
+
+
+class Judged(TypedDict, total=False):
+    shape: int
+    case: int
+    reference_aliases: list[str]
+    skipped: bool
+    correct: bool
+    reason: str
+    max_abs_err: float | None
+    max_rel_err: float | None
+    precision: dict[str, Any]
+    bytes: int  # the candidate's output bytes compared
+    on_device: bool  # read where the candidate left them on the GPU
+    largest_elements: int
+
+
+class Baselines(TypedDict, total=False):
+    shape: int
+    graphs: bool
+    eager_ms: list[float]
+    compile_ms: list[float]
+    sota_ms: list[float]
+
+
+class BaselineError(TypedDict, total=False):
+    shape: int
+    baseline: str  # "compile" or "sota"
+    message: str
+
+
+class GraderErrorReport(TypedDict):
+    """event "grader_error": the judge's or the probe's own failure, never the solution's."""
+
+    shape: int
+    cause: str  # "out_of_memory", "reference_failed" or "task_error"
+    message: str
+
+
+# ---- probe, build, decoy ------------------------------------------------------------------------
+
+
+class Probe(TypedDict, total=False):
+    """feasibility.VISIBLE_KEYS, and one verdict per drawn shape probed."""
+
+    visible_index: int
+    visible_peak_bytes: int
+    visible_footprint_bytes: int | None
+    visible_output_bytes: int | None
+    meta_supported: bool
+    total_bytes: int
+    budget_bytes: int
+    shapes: list[dict[str, Any]]
+
+
+class Build(TypedDict, total=False):
+    status: str  # builds.BUILT, FAILED or DEFERRED
+    reason: str
+    error: str
+    extensions: dict[str, Any]
+
+
+class Decoy(TypedDict, total=False):
+    failed: str
+    silenced: list[str]
+    unrecorded: list[str]
+    own_kernels: list[str]
+
+
+# Every event, by name: the role that sends it and its fields.
+MESSAGES: dict[str, tuple[str, type]] = {
+    "done": ("every role", Done),
+    "error": ("every role", Error),
+    "prepared": ("every role", Prepared),
+    "started": ("candidate", Done),
+    "compiled": ("candidate", Compiled),
+    "build_failed": ("candidate", BuildFailed),
+    "constructed": ("candidate", Constructed),
+    "case": ("candidate", CaseReport),
+    "case_done": ("candidate", CaseDone),
+    "shape_error": ("candidate", ShapeError),
+    "timing_begin": ("candidate", TimingBegin),
+    "side_stream": ("candidate", SideStream),
+    "timing_end": ("candidate", TimingEnd),
+    "tampered": ("candidate", Tampered),
+    "audit": ("candidate", Audit),
+    "device_outputs": ("candidate", DeviceOutputs),
+    "environment": ("judge", Environment),
+    "judged": ("judge", Judged),
+    "baselines": ("judge", Baselines),
+    "baseline_error": ("judge", BaselineError),
+    "grader_error": ("judge, probe", GraderErrorReport),
+    "probe": ("probe", Probe),
+    "build": ("build", Build),
+    "decoy": ("decoy", Decoy),
+}

@@ -1,0 +1,86 @@
+"""How one evaluation is configured (EvaluateOptions) and which sandbox runs the solution's code."""
+
+import threading
+from dataclasses import dataclass, field
+
+from grader import environment
+from sandboxes.backends import (
+    ProcessSandbox,
+    sandbox_for,
+    unsafe_switch_on,
+)
+
+
+@dataclass
+class EvaluateOptions:
+    timeout_s: float = 300.0
+    memory_bytes: int | None = 16 * 1024**3
+    sandbox: str = "auto"
+    unseen_count: int = 5
+    # The grading service's secret; without one, unseen shapes are drawn from fresh randomness.
+    # Defaults here, as for the paths below, are the environment's (environment.py); a
+    # deployment passes its settings' values.
+    hidden_seed: str | None = field(default_factory=environment.hidden_seed)
+    # Where outputs pass from the candidate to the judge (None: /dev/shm when roomy, else the
+    # system's temporary folder).
+    scratch_dir: str | None = field(default_factory=environment.scratch_dir)
+    # The cached eager and torch.compile timings, and the cached probes of the reference.
+    baseline_cache: str = field(default_factory=environment.baseline_cache)
+    probe_cache: str = field(default_factory=environment.probe_cache)
+    # The docker sandbox's image (its default tag where None).
+    sandbox_image: str | None = field(default_factory=environment.sandbox_image)
+    # The catalogues a task given by slug is looked up in.
+    catalogs: tuple[str, ...] = field(default_factory=environment.catalog_dirs)
+    compile_baseline: bool = True
+    # The operator's development switch (sandbox.UNSAFE_SWITCH, read when the options are made):
+    # without it the candidate runs only in a sandbox that isolates, and grading stops with an
+    # error where none works.
+    allow_unisolated: bool = field(default_factory=unsafe_switch_on)
+    # The share of the GPU's memory one evaluation may use, where a host runs several at once on
+    # one GPU: the reference's memory budget is taken from it and each child is held to it.
+    gpu_memory_share: float = 1.0
+    # The build cache (builds.py) shared with the build stage; None: every evaluation builds.
+    build_cache: str | None = None
+    # TORCH_CUDA_ARCH_LIST for builds; None: the GPU's own (9.0a on Hopper).
+    cuda_arch: str | None = None
+    # Children started ahead (prepared.py): each evaluation takes the ones the last one left
+    # ready and starts the next. For a process that grades one evaluation after another (a GPU
+    # worker, grade_suite); a one-off evaluation would only start children it never uses.
+    prepared: bool = False
+    # How many evaluations' children are kept started ahead (prepared.Pool).
+    prepared_ahead: int = 2
+    # On CUDA, outputs pass from the candidate to the judge in exported device buffers
+    # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
+    # host memory (outputs.py).
+    device_outputs: bool = True
+    # Set from another thread to end the evaluation without a verdict (EvaluationStopped): the
+    # running child is killed within a second, and no other starts. The grading service sets it
+    # when another worker has taken the evaluation over.
+    stop: threading.Event | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.gpu_memory_share <= 1.0:
+            raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
+        if self.prepared_ahead < 1:
+            raise ValueError(f"prepared_ahead must be at least 1, not {self.prepared_ahead}")
+
+
+def isolating_sandbox(options: EvaluateOptions) -> ProcessSandbox:
+    """The sandbox the options name for the candidate's and the build's children."""
+    return sandbox_for(
+        options.sandbox, allow_unisolated=options.allow_unisolated, image=options.sandbox_image
+    )
+
+
+class EvaluationStopped(Exception):
+    """The caller set `EvaluateOptions.stop`: the evaluation ended without a verdict."""
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cuda", "cpu"):
+        raise ValueError(f"device must be cuda, cpu or auto, not {device!r}")
+    return device

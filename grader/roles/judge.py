@@ -1,0 +1,238 @@
+"""role "judge" (never runs the solution): draws the same inputs, computes the reference outputs,
+compares the candidate's, and times the eager reference and torch.compile where not cached."""
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from grader import channel
+from grader.baselines import usable
+from grader.cases import (
+    StressError,
+    case_inputs,
+    scaled_state,
+    state_problems,
+    stress_inputs,
+    timing_input_sets,
+)
+from grader.compare import (
+    PRECISION_MAX_BYTES,
+    compare_outputs,
+    precision_cost_bytes,
+    precision_report,
+)
+from grader.decoy import judge_silenced
+from grader.device_outputs import judge_inbox
+from grader.generalization import largest_elements
+from grader.modules import apply_shape, load_module
+from grader.outputs import OutputFileError, read_outputs
+from grader.roles.common import (
+    INIT_SEED,
+    aliases,
+    all_finite,
+    as_list,
+    cases_of,
+    clone,
+    describe,
+    device_output_budget,
+    grader_error,
+    release_device_memory,
+    stress_of,
+    warm_device,
+)
+from grader.timing import time_interleaved
+
+
+def run_judge(job: dict[str, Any]) -> None:
+    device_ready = warm_device(job["device"])
+    reference = load_module(Path(job["reference_path"]), "reference")
+    device_ready.join()
+    channel.send("environment", **_device_environment(job["device"]))
+    budget = device_output_budget(job) if job["device"] == "cuda" else 0
+    with judge_inbox({**job, "device_output_budget_bytes": budget}) as inbox:
+        for index, shape_job in enumerate(job["shapes"]):
+            try:
+                _judge_shape(job, reference, index, shape_job, inbox)
+            except Exception as exc:
+                raise grader_error(exc, index, shape_job["shape"]) from None
+            release_device_memory(job["device"])
+
+
+def _judge_shape(
+    job: dict[str, Any], reference: Any, index: int, shape_job: dict[str, Any], inbox: Any = None
+) -> None:
+    """Each case's reference output is compared and freed before the next case is drawn."""
+
+    apply_shape(reference, shape_job["shape"])
+    torch.manual_seed(INIT_SEED)
+    model = reference.Model(*reference.get_init_inputs()).to(job["device"]).eval()
+    for case_index, case in enumerate(cases_of(shape_job)):
+        stress = stress_of(job, case)
+        with judge_stress_state(stress, model):
+            message = _judge_case(job, reference, model, shape_job, case, index, case_index, inbox)
+        channel.send("judged", **message)
+    if job["timed"] and shape_job["seen"] and not _baselines_cached(job, index):
+        sets = timing_input_sets(reference, shape_job["shape"], "cuda")
+        _judge_baselines(job, index, model, sets)
+
+
+def judge_stress_state(stress: Any, model: Any) -> Any:
+    """The reference model's state scaled for a stress case; a state it lacks is the task's
+    error."""
+
+    problems = state_problems(stress, model) if stress is not None else []
+    if problems:
+        raise StressError(f"stress case {stress.name}: the reference's Model {problems[0]}")
+    return scaled_state(stress, model)
+
+
+def _baselines_cached(job: dict[str, Any], index: int) -> bool:
+    """An earlier judge on this GPU model and these libraries timed this shape the way the
+    candidate was timed (baselines.py): nothing to time here. A task's SOTA is always timed."""
+
+    if job.get("sota_path"):
+        return False
+    return usable(
+        job.get("cached_baselines", {}).get(str(index)),
+        graphs=_allow_graphs(job, index),
+        want_compile=bool(job.get("compile_baseline")),
+    )
+
+
+def _allow_graphs(job: dict[str, Any], index: int) -> bool:
+    # The eager time here cross-checks the one taken beside the candidate: timed the same way,
+    # from graphs only where the candidate's were.
+    return bool(job.get("candidate_graphs", {}).get(str(index), True))
+
+
+def _judge_case(
+    job: dict[str, Any],
+    reference: Any,
+    model: Any,
+    shape_job: dict[str, Any],
+    case: Any,
+    index: int,
+    case_index: int,
+    inbox: Any = None,
+) -> dict[str, Any]:
+
+    device, io_dir = job["device"], Path(job["io_dir"])
+    inputs = case_inputs(reference, shape_job["shape"], case, device)
+    stress = stress_of(job, case)
+    if stress is not None:
+        inputs = stress_inputs(stress, inputs)
+    # The float64 check needs the inputs as drawn; elsewhere no copy is made and they are freed
+    # as soon as the reference has run.
+    precise = case_index == 0 and job["dtype"] == "float32"
+    precise = precise and precision_cost_bytes(model, inputs, []) <= PRECISION_MAX_BYTES
+    arguments = [clone(x) for x in inputs] if precise else inputs
+    with torch.no_grad():
+        expected = as_list(model(*arguments))
+    # Whether the reference's own output is a view of its input here (a transpose of one row,
+    # say): then so may the candidate's be.
+    where: dict[str, Any] = {
+        "shape": index,
+        "case": case_index,
+        "reference_aliases": aliases(expected, arguments),
+        "largest_elements": largest_elements([*arguments, *expected]),
+        **judge_silenced(job, index, case_index, expected, device),
+    }
+    del arguments
+    if not precise:
+        inputs = []
+    if case.distribution != "problem" and not all_finite(expected):
+        reason = f"reference is not finite on {case.distribution} inputs"
+        return {**where, "skipped": True, "reason": reason}
+    stem = io_dir / f"out_{index}_{case_index}"
+    try:
+        actual = inbox.outputs(index, case_index) if inbox is not None else None
+        on_device = actual is not None
+        if actual is None:
+            actual = read_outputs(stem, device)
+    except OutputFileError as exc:
+        return {**where, "correct": False, "reason": str(exc)}
+    where["bytes"] = sum(t.numel() * t.element_size() for t in actual)
+    where["on_device"] = on_device
+    if stress is None:
+        verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
+    else:
+        verdict = compare_outputs(
+            expected, actual, atol=stress.atol, rtol=stress.rtol, scale_atol=False
+        )
+    # Read once: its room goes back now (a mapped file's pages once its tensors are freed).
+    stem.with_suffix(".bin").unlink(missing_ok=True)
+    message: dict[str, Any] = {
+        **where,
+        "correct": verdict.correct,
+        "reason": verdict.reason,
+        "max_abs_err": verdict.max_abs_err,
+        "max_rel_err": verdict.max_rel_err,
+    }
+    if verdict.correct and precise:
+        message["precision"] = precision_report(model, inputs, expected, actual)
+    if on_device:
+        # Its device memory goes back now, before the next case's reference runs.
+        del actual
+        inbox.release(index, case_index)
+    return message
+
+
+def _judge_baselines(job: dict[str, Any], index: int, model: Any, sets: list[list[Any]]) -> None:
+    """Eager time measured here, in a process the candidate never touched."""
+
+    allow_graphs = _allow_graphs(job, index)
+    cached = job.get("cached_baselines", {}).get(str(index))
+    calls = {"eager": lambda k: model(*sets[k])}
+    if job.get("compile_baseline") and not (cached and cached.get("compile_ms")):
+        try:
+            compiled = torch.compile(copy.deepcopy(model))
+            with torch.no_grad():
+                compiled(*sets[0])
+            calls["compile"] = lambda k: compiled(*sets[k])
+        except Exception as exc:
+            channel.send("baseline_error", shape=index, baseline="compile", message=str(exc)[:500])
+    sota = _sota_module(job)
+    if sota is not None:
+        calls["sota"] = lambda k: sota.sota_forward(model, *sets[k])
+    with torch.no_grad():
+        timings = time_interleaved(
+            calls, input_sets=len(sets), device="cuda", allow_graphs=allow_graphs
+        )
+    channel.send(
+        "baselines",
+        shape=index,
+        graphs=timings.graphs,
+        **{f"{k}_ms": v for k, v in timings.ms.items()},
+    )
+
+
+def _sota_module(job: dict[str, Any]) -> Any:
+    """The task's sota.py, when it ships one and its library path is available here."""
+
+    path = job.get("sota_path")
+    if not path:
+        return None
+    try:
+        module = load_module(Path(path), "sota")
+        available = bool(module.is_available())
+    except Exception as exc:
+        channel.send("baseline_error", baseline="sota", message=describe(exc)[-500:])
+        return None
+    if not available:
+        channel.send("baseline_error", baseline="sota", message="is_available() is false here")
+        return None
+    return module
+
+
+def _device_environment(device: str) -> dict[str, Any]:
+    if device != "cuda":
+        return {}
+    props = torch.cuda.get_device_properties(0)
+    return {
+        "gpu": props.name,
+        "capability": f"{props.major}.{props.minor}",
+        "sm_count": props.multi_processor_count,
+        "memory_gib": round(props.total_memory / 2**30, 1),
+    }
