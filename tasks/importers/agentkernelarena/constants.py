@@ -9,8 +9,6 @@ from typing import Any
 
 from tasks.importers.agentkernelarena.harness import _name
 
-# ---- constants of a harness, evaluated without running it -------------------------------------
-
 
 class _Source(str):
     """A value that is source text (`torch.float16`): written into get_inputs as it is."""

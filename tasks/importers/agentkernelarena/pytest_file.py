@@ -30,8 +30,6 @@ from tasks.importers.agentkernelarena.harness import (
 )
 from tasks.importers.agentkernelarena.kernel import GUARD
 
-# ---- rocmbench pytest harnesses ----------------------------------------------------------------
-
 # rocmbench test files put the kernel first, then a line of hashes, then the tests.
 SEPARATOR = re.compile(r"^#{60,}[ \t]*$", re.M)
 NOT_CORRECTNESS = re.compile(r"performance|^test_save_")
