@@ -177,8 +177,10 @@ class _Reader:
     def __init__(self, transcript: Transcript, thread: Thread, shared: Shared, name: str) -> None:
         self.transcript, self.thread, self.shared, self.name = transcript, thread, shared, name
         self.builder = ThreadBuilder(thread, shared)
-        self.step: Turn | None = None  # the model call still streaming
+        self.step: Turn | None = None  # the model call still streaming, once it has output
         self.step_key = ""
+        self.step_stamp: str | None = None
+        self.step_open = False  # between a step.begin and its step.end
         self.model: str | None = None
         self.usage_of_step: set[int] = set()  # turns whose usage is a step.end's, not a record's
         self.last_call: Turn | None = None  # the latest model call, which a usage.record counts
@@ -251,7 +253,7 @@ class _Reader:
             line=line,
         )
         self.last_call = self.builder.current_turn()
-        self.step = None
+        self.step, self.step_open = None, False
 
     def loop_event(self, record: dict[str, Any], line: int, stamp: str | None) -> None:
         event = as_dict(record.get("event"))
@@ -281,21 +283,28 @@ class _Reader:
             turn.events.append(unknown_event(self.shared.ids, raw, f"loop:{kind}", line))
 
     def _begin_step(self, key: str, stamp: str | None) -> None:
-        self.step_key = f"{self.name}:{key}"
-        self.builder.add_assistant(
-            {"id": self.step_key, "model": self.model, "content": []},
-            request_id=None,
-            timestamp=stamp,
-            line=None,
-        )
-        self.step = self.last_call = self.builder.current_turn()
+        # The step's turn waits for its first output: a step cancelled before any is no turn.
+        self.step_key, self.step_stamp, self.step_open = f"{self.name}:{key}", stamp, True
+        self.step = None
+
+    def _step_turn(self, stamp: str | None) -> Turn:
+        if self.step is None:
+            self.builder.add_assistant(
+                {"id": self.step_key, "model": self.model, "content": []},
+                request_id=None,
+                timestamp=self.step_stamp or stamp,
+                line=None,
+            )
+            self.step = self.last_call = self.builder.current_turn()
+        return self.step
 
     def _output(
         self, blocks: list[dict[str, Any]], event: dict[str, Any], line: int, stamp: str | None
     ) -> None:
         step = as_str(event.get("stepUuid"))
-        if self.step is None or (step and f"{self.name}:{step}" != self.step_key):
+        if not self.step_open or (step and f"{self.name}:{step}" != self.step_key):
             self._begin_step(step or str(line), stamp)
+        self._step_turn(stamp)
         self.builder.add_assistant(
             {"id": self.step_key, "model": self.model, "content": blocks},
             request_id=None,
@@ -305,10 +314,12 @@ class _Reader:
 
     def _end_step(self, event: dict[str, Any]) -> None:
         usage = _usage(event.get("usage"))
-        if self.step is not None and usage is not None and self.step.usage is None:
-            self.step.usage = usage
-            self.usage_of_step.add(id(self.step))
-        self.step = None
+        if usage is not None and self.step_open:
+            turn = self._step_turn(None)
+            if turn.usage is None:
+                turn.usage = usage
+                self.usage_of_step.add(id(turn))
+        self.step, self.step_open = None, False
 
     def _result(
         self, call_id: Any, output: Any, is_error: Any, line: int, stamp: str | None
@@ -354,6 +365,17 @@ class _Reader:
         turn = self.builder.current_turn(stamp)
         self.builder.event(turn, EventKind.SYSTEM_NOTICE, line, text=text, timestamp=stamp)
 
+    def turn_cancelled(self, record: dict[str, Any], line: int, stamp: str | None) -> None:
+        reason = as_str(record.get("reason"))
+        text = "The turn was cancelled" + (f" ({reason.replace('_', ' ')})." if reason else ".")
+        turn = self.builder.current_turn(stamp)
+        self.builder.event(turn, EventKind.SYSTEM_NOTICE, line, text=text, timestamp=stamp)
+        self.step, self.step_open = None, False
+
+    def llm_request(self, record: dict[str, Any], line: int, stamp: str | None) -> None:
+        # The provider's model name, where the settings name an alias.
+        self.model = as_str(record.get("model")) or self.model
+
     def turn_ended(self, record: dict[str, Any], line: int, stamp: str | None) -> None:
         error = as_dict(record.get("error"))
         if not error and record.get("reason") not in ("failed", "blocked"):
@@ -375,6 +397,9 @@ _HANDLERS = {
     "context.clear": _Reader.context_reset,
     "context.undo": _Reader.context_reset,
     "turn.ended": _Reader.turn_ended,
+    "turn.cancel": _Reader.turn_cancelled,
+    "llm.request": _Reader.llm_request,
+    "profile.bind": _Reader.config,
 }
 
 

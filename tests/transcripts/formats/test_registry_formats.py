@@ -285,3 +285,42 @@ def test_openclaws_own_custom_entries_mark_its_sessions():
     transcript = parse_bytes(jsonl(rows), "s.jsonl")
     assert transcript.format == "openclaw-session"
     assert texts(transcript, EventKind.SYSTEM_NOTICE, "main")[0] == "context"
+
+
+def test_a_kimi_code_step_cancelled_before_any_output_is_no_turn():
+    prompt = [{"type": "text", "text": "hi"}]
+    rows = [
+        {"type": "metadata", "protocol_version": "1.4", "created_at": T0},
+        {"type": "config.update", "modelAlias": "moonshot-ai/kimi-k2", "time": T0},
+        {"type": "turn.prompt", "input": prompt, "origin": {"kind": "user"}, "time": T0 + 1},
+        {
+            "type": "context.append_message",
+            "message": {"role": "user", "content": prompt, "toolCalls": []},
+            "time": T0 + 2,
+        },
+        {
+            "type": "context.append_loop_event",
+            "event": {"type": "step.begin", "uuid": "s1", "turnId": "0", "step": 1},
+            "time": T0 + 3,
+        },
+        {"type": "llm.request", "kind": "loop", "model": "kimi-k2-code", "time": T0 + 4},
+        {"type": "turn.cancel", "time": T0 + 5},
+        {
+            "type": "context.append_loop_event",
+            "event": {"type": "step.begin", "uuid": "s2", "turnId": "1", "step": 1},
+            "time": T0 + 6,
+        },
+        {
+            "type": "context.append_loop_event",
+            "event": {
+                "type": "content.part",
+                "stepUuid": "s2",
+                "part": {"type": "text", "text": "ok"},
+            },
+            "time": T0 + 7,
+        },
+    ]
+    transcript = parse_bytes(jsonl(rows), "wire.jsonl")
+    assert [len(turn.events) for turn in transcript.main.turns] == [2, 1]
+    assert texts(transcript, EventKind.SYSTEM_NOTICE) == ["The turn was cancelled."]
+    assert transcript.main.turns[1].model == "kimi-k2-code"
