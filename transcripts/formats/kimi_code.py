@@ -25,6 +25,7 @@ and telemetry: read and not shown. A type this reader does not know is shown as 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .anthropic_messages import Shared, ThreadBuilder
@@ -162,11 +163,12 @@ def _agent_id(name: str) -> str:
 
 
 def _link(main: Thread, thread: Thread, shared: Shared) -> None:
-    """A subagent under the Agent call whose result names it, else at the end of the main."""
-    agent = thread.title
+    """A subagent under the Agent call whose result names it (`agent_id: <id>`), else at the
+    end of the main thread."""
+    named = re.compile(rf"agent_id:\s*{re.escape(thread.title)}\b")
     for turn in main.turns:
         for event in turn.events:
-            if event.kind == EventKind.TOOL_RESULT and agent and agent in event.text:
+            if event.kind == EventKind.TOOL_RESULT and named.search(str(event.text)):
                 spawn_after(thread, main, turn, event, shared.ids)
                 return
     if main.turns:

@@ -21,6 +21,7 @@ from .new_format_logs import (
     jsonl,
     kimi_code_rows,
     kimi_code_session,
+    kimi_loop,
     loglines_export,
     openclaw_session,
     pi_rows,
@@ -132,6 +133,43 @@ def test_kimi_code_subagent_journal_is_a_thread_of_its_own(tmp_path):
     assert [t.kind for t in transcript.threads] == ["main", "subagent"]
     assert texts(transcript, EventKind.ASSISTANT_TEXT, "agent-agent-0") == ["found it"]
     assert len(events_of(transcript, EventKind.SUBAGENT_SPAWN)) == 1
+
+
+def test_kimi_code_subagent_hangs_under_the_agent_call_whose_result_names_it(tmp_path):
+    spawn = [
+        kimi_loop({"type": "step.begin", "uuid": "s9"}, 1510),
+        kimi_loop(
+            {
+                "type": "tool.call",
+                "stepUuid": "s9",
+                "toolCallId": "call-9",
+                "name": "Agent",
+                "args": {"prompt": "explore", "description": "Explore"},
+            },
+            1520,
+        ),
+        kimi_loop(
+            {
+                "type": "tool.result",
+                "toolCallId": "call-9",
+                "result": {"output": "agent_id: a7\nfound"},
+            },
+            1530,
+        ),
+    ]
+    main = kimi_code_session(tmp_path, extra=spawn)
+    sub = [
+        {"type": "metadata", "protocol_version": "1.4", "created_at": T0},
+        {
+            "type": "context.append_message",
+            "message": {"role": "user", "content": [{"type": "text", "text": "explore"}]},
+            "time": T0 + 1525,
+        },
+    ]
+    write(main.parent.parent / "a7" / "wire.jsonl", jsonl(sub))
+    transcript = parse_path(main.parent.parent.parent)
+    [spawned] = events_of(transcript, EventKind.SUBAGENT_SPAWN)
+    assert (spawned.call_id, spawned.child_thread) == ("call-9", "agent-a7")
 
 
 def test_kimi_cli_wire_files_still_read_as_kimi_cli():
