@@ -120,7 +120,7 @@ test-stream-two: $(STAMP) system-deps agent-clis
 	set -o pipefail; $(call SERVICES_ENV,test-services) $(STREAM_PYTEST) -m services $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[services] /'
 
-test-embedded: $(STAMP) system-deps
+test-embedded: $(STAMP) system-deps agent-clis
 	@echo "== test pass 1: embedded defaults (SQLite + filesystem broker)"
 	$(call EMBEDDED_ENV,test) $(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -321,6 +321,8 @@ def _open_fifo(path: Path) -> tuple[int, int]:
     """The read end, and a write end held open so that the read end sees no end of file before
     the container has opened (and closed) its own."""
     os.mkfifo(path, 0o622)
+    # mkfifo's mode passes through the umask: a container of another uid must still write.
+    os.chmod(path, 0o622)  # noqa: S103 - write-only for others; only the container opens it
     read_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     keep_open_fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
     os.set_blocking(read_fd, True)

@@ -115,16 +115,51 @@ def test_the_process_backend_offers_the_proxy_without_enforcing_it(run_code, api
     assert ran.report["direct"] == "connected"
 
 
-def test_the_proxy_refuses_requests_that_are_not_connect(apis):
+def test_the_proxy_refuses_requests_that_are_neither_connect_nor_absolute_http(apis):
     allowed, _ = apis
     with EgressProxy([f"127.0.0.1:{allowed.port}"]) as proxy:
-        with socket.create_connection(("127.0.0.1", proxy.tcp_port), timeout=5) as client:
-            client.sendall(f"GET http://127.0.0.1:{allowed.port}/ HTTP/1.1\r\n\r\n".encode())
-            assert client.recv(1024).startswith(b"HTTP/1.1 400")
-        with socket.create_connection(("127.0.0.1", proxy.tcp_port), timeout=5) as client:
-            client.sendall(b"CONNECT " + b"a" * 10000 + b"\r\n")
-            assert client.recv(1024).startswith(b"HTTP/1.1 400")
+        for head in (
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            f"GET https://127.0.0.1:{allowed.port}/ HTTP/1.1\r\n\r\n".encode(),
+            f"GET http://user:pw@127.0.0.1:{allowed.port}/ HTTP/1.1\r\n\r\n".encode(),
+            b"CONNECT " + b"a" * 10000 + b"\r\n",
+        ):
+            with socket.create_connection(("127.0.0.1", proxy.tcp_port), timeout=5) as client:
+                client.sendall(head)
+                assert client.recv(1024).startswith(b"HTTP/1.1 400"), head
     assert allowed.connections == 0
+
+
+def test_a_plain_http_request_is_forwarded_to_a_listed_host_only_in_origin_form():
+    seen: list[bytes] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        client, _ = server.accept()
+        seen.append(client.recv(4096))
+        client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        client.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    with EgressProxy([f"127.0.0.1:{port}"]) as proxy:
+        with socket.create_connection(("127.0.0.1", proxy.tcp_port), timeout=5) as client:
+            client.sendall(
+                f"POST http://127.0.0.1:{port}/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Connection: keep-alive\r\nContent-Length: 2\r\n\r\n{{}}".encode()
+            )
+            assert client.recv(1024).endswith(b"\r\n\r\nok")
+        with socket.create_connection(("127.0.0.1", proxy.tcp_port), timeout=5) as client:
+            client.sendall(b"GET http://127.0.0.1:9/ HTTP/1.1\r\n\r\n")
+            assert client.recv(1024).startswith(b"HTTP/1.1 403")
+    server.close()
+    head, _, body = seen[0].partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /v1/messages HTTP/1.1"
+    assert b"Connection: close" in lines and b"Connection: keep-alive" not in lines
+    assert body == b"{}"
 
 
 @pytest.mark.parametrize("entry", ["api.example.com", "api.example.com:https", ":443", "h:0"])
