@@ -92,7 +92,8 @@ format: $(STAMP)
 # file, embedded broker, media and caches), so they share nothing but the machine's cores: stream
 # one, the grader's, tasks', sandboxes', transcripts', leaderboard's and browser tests; stream
 # two, arena's and the API's, then the PostgreSQL + Redis pass (which takes about a third of the
-# suite's time). Each line is prefixed with its stream's name.
+# suite's time; the browser tests, which drive pages already served from PostgreSQL by the API and
+# page tests of that pass, run once, in stream one). Each line is prefixed with its stream's name.
 # `make test-embedded test-services` runs the same tests one pass after the other.
 STREAM_ONE_TESTS := tests/evaluator tests/tasks tests/sandbox tests/transcripts tests/leaderboard \
 	tests/browser
@@ -117,7 +118,8 @@ test-stream-two: $(STAMP) system-deps agent-clis
 	set -o pipefail; $(call EMBEDDED_ENV,test-two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[two] /'
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
-	set -o pipefail; $(call SERVICES_ENV,test-services) $(STREAM_PYTEST) -m services $(PYTEST_ARGS) \
+	set -o pipefail; $(call SERVICES_ENV,test-services) $(STREAM_PYTEST) -m services \
+		--ignore=tests/browser $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[services] /'
 
 test-embedded: $(STAMP) system-deps agent-clis
