@@ -84,7 +84,10 @@ FLAG_MEANINGS: dict[str, str] = {
     "overfit": "correct on the visible shapes, wrong on shapes it never saw",
     "no_own_kernel": "forward() launched no kernel of its own: only aten ops and library kernels",
     "forbidden_op": "forward() called an op the task forbids",
-    "library_work": "over half of forward()'s time was outside its own kernels",
+    "decoy_kernel": "with its own kernels turned into no-ops the output was still right: "
+    "they did nothing the output needs",
+    "library_work": "over half of forward()'s time was outside its own kernels, where the "
+    "decoy test could not silence them",
     "exception_fallback": "an except handler returns a result instead of raising",
     "precision_downgrade": "computed in a lower precision than the task's dtype",
     "tampering": "replaced a timer, comparison, synchronization or harness function",

@@ -200,7 +200,7 @@ class Silencer:
 
                 return run
 
-            CompiledKernel.__getitem__ = getitem  # type: ignore[method-assign]
+            CompiledKernel.__getitem__ = getitem
 
     def _patch_run(self, cls: Any) -> None:
         original = cls.run
@@ -428,12 +428,35 @@ def _run_child(job: dict[str, Any]) -> None:
         channel.send("decoy", failed="forward() returned something other than tensors")
         return
     write_outputs(Path(job["io_dir"]) / OUTPUT_STEM, outputs)
+    del output, outputs
+    still_own = profile.own_kernels([]) - _reference_kernels(reference, shape, case, device)
     channel.send(
         "decoy",
         silenced=silencer.skipped,
         unrecorded=silencer.unrecorded,
-        own_kernels=sorted(profile.own_kernels([]))[:20],
+        own_kernels=sorted(still_own)[:20],
     )
+
+
+def _reference_kernels(reference: Any, shape: dict[str, int], case: Any, device: str) -> set[str]:
+    """The kernels torch itself launches for the reference on this case: a kernel of torch's
+    whose name carries no library mark (PyTorch's softmax_warp_forward, say) that the silenced
+    run launched too is torch's, not one of the solution's that escaped silencing. Run after
+    the silenced output is written and freed, on fresh inputs, so that no memory the silenced
+    run could reuse ever held the reference's answer."""
+    import torch
+
+    from grader import guards
+    from grader.cases import case_inputs
+
+    if device != "cuda":
+        return set()
+    torch.manual_seed(INIT_SEED)
+    model = reference.Model(*reference.get_init_inputs()).to(device).eval()
+    inputs = case_inputs(reference, shape, case, device)
+    with torch.no_grad():
+        _, profile = guards.profile_call(lambda: model(*inputs), device)
+    return {kernel.name for kernel in profile.kernels}
 
 
 def _build(reference: Any, solution: Any, shape: dict[str, int], device: str) -> Any:

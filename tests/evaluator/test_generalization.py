@@ -4,10 +4,15 @@ import pytest
 
 from grader.formulas import formula_evaluate, relation_holds
 from grader.generalization import (
+    INDEX_LIMIT_ELEMENTS,
     KINDS,
+    UNSEEN_SIZE_FACTOR,
     draw_unseen_shapes,
+    grading_order,
     hidden_seed_material,
+    index_limited,
     kernelbench_rules,
+    size_bound_holds,
 )
 from grader.taskspec import TaskSpec, load_task
 
@@ -315,3 +320,55 @@ def test_kernelbench_file_draws_scaled_shapes_with_fixed_constants(tmp_path):
             assert unseen.shape != spec.visible_shapes[0]
             if device == "cpu":
                 assert unseen.shape["batch_size"] <= 16 and unseen.shape["dim"] == 4096
+
+
+def test_no_unseen_kernelbench_shape_grows_past_the_size_factor(tmp_path):
+    problem = tmp_path / "9_Matmul.py"
+    problem.write_text(
+        "import torch\nbatch_size = 1024\nin_features = 8192\nout_features = 8192\n"
+        "class Model(torch.nn.Module):\n"
+        "    def __init__(self, i, o):\n        super().__init__()\n"
+        "        self.linear = torch.nn.Linear(i, o)\n"
+        "    def forward(self, x): return self.linear(x)\n"
+        "def get_inputs(): return [torch.randn(batch_size, in_features)]\n"
+        "def get_init_inputs(): return [in_features, out_features]\n"
+    )
+    spec = load_task(problem)
+    visible = spec.visible_shapes[0]
+    for seed in SEEDS:
+        for unseen in draw_unseen_shapes(spec, seed=seed, device="cuda", count=8):
+            growth = 1.0
+            for name, value in unseen.shape.items():
+                growth *= max(1.0, value / visible[name])
+            # Every tensor here is a product of distinct dimensions: none outgrows this product.
+            assert growth <= UNSEEN_SIZE_FACTOR, unseen
+
+
+def test_drawn_shapes_keep_the_byte_formula_within_the_size_factor(matmul, rows):
+    for spec in (matmul, rows):
+        largest = max(formula_evaluate(spec.bytes_moved, s) for s in spec.visible_shapes)
+        for seed in SEEDS:
+            for unseen in draw_unseen_shapes(spec, seed=seed, device="cuda", count=8):
+                assert formula_evaluate(spec.bytes_moved, unseen.shape) <= 2 * largest
+        assert size_bound_holds(2 * 10**6, 10**6) and not size_bound_holds(2 * 10**6 + 1, 10**6)
+
+
+def test_unseen_shapes_are_graded_smallest_first(silu):
+    drawn = draw_unseen_shapes(silu, seed=3, device="cuda")
+    ordered = [u.shape["N"] for u in grading_order(drawn, silu, "cuda")]
+    assert ordered == sorted(ordered)
+
+
+SHAPES = [{"seen": True}, {"seen": False}, {"seen": False}, {"seen": False}]
+
+
+def test_a_failure_only_past_two_to_the_31_is_that_limit_not_overfit():
+    below, past = INDEX_LIMIT_ELEMENTS - 1, 3 * 2**30
+    largest = {0: 1_600_000_000, 1: below, 2: past, 3: 2 * past}
+    assert index_limited(SHAPES, [2, 3], largest) == [2, 3]
+    # A shape below the limit failed too: the kernel is wrong, not merely 32-bit.
+    assert index_limited(SHAPES, [1, 2], largest) == []
+    # The visible shape itself is past the limit: a 32-bit kernel was never right.
+    assert index_limited(SHAPES, [2], {**largest, 0: past}) == []
+    # What the judge did not measure excuses nothing.
+    assert index_limited(SHAPES, [2], {1: below, 2: past}) == []

@@ -1,4 +1,4 @@
-"""side_stream_work and library_work measured on a real GPU.
+"""side_stream_work, library time and the decoy test measured on a real GPU.
 
 python -m pytest --noconftest -m gpu tests/evaluator/gpu/test_flags_gpu.py
 """
@@ -97,7 +97,7 @@ def test_default_stream_extension_of_a_few_microseconds_is_ranked():
     assert not codes & {"side_stream_work", "library_work", "no_own_kernel"}, result.flags
 
 
-def test_matmul_with_a_decoy_kernel_is_library_work_on_gpu():
+def test_matmul_with_a_decoy_kernel_is_a_decoy_on_gpu():
     result = evaluate(
         TASKS / "matmul_plain",
         ADVERSARIAL / "matmul_beside_decoy_kernel.py",
@@ -105,5 +105,27 @@ def test_matmul_with_a_decoy_kernel_is_library_work_on_gpu():
         EvaluateOptions(compile_baseline=False),
     )
     assert result.status == "passed", result.gates
-    assert "library_work" in {flag.code for flag in result.flags}, result.flags
+    assert {flag.code for flag in result.flags} == {"decoy_kernel"}, result.flags
     assert result.ranked is False
+
+
+@pytest.mark.parametrize(
+    ("solution", "codes"),
+    [
+        ("gemm_fused_epilogue.py", set()),
+        ("gemm_epilogue_cuda.py", set()),
+        ("gemm_epilogue_beside_decoy.py", {"decoy_kernel"}),
+        ("gemm_epilogue_cuda_token.py", {"decoy_kernel"}),
+    ],
+)
+def test_library_gemm_beside_kernels_the_output_needs_ranks_and_decoys_do_not(solution, codes):
+    result = evaluate(
+        TASKS / "kb_gemm_epilogue.py",
+        HERE.parent / "decoys" / "solutions" / solution,
+        "cuda",
+        EvaluateOptions(compile_baseline=False),
+    )
+    assert result.status == "passed", (result.gates, result.log[-3000:])
+    assert {flag.code for flag in result.flags} == codes, result.flags
+    assert result.summary["library_share"] is not None
+    assert result.ranked is (not codes)
