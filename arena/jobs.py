@@ -8,6 +8,7 @@ from django.conf import settings
 
 from arena.lifecycle import runs_recover, submission_evaluate, submissions_recover
 from arena.models import Submission
+from arena.runs import run_execute
 from evaluator.jobs import retry_when_lease_ends
 
 logger = logging.getLogger(__name__)
@@ -32,10 +33,6 @@ def submission_evaluate_task(self: Task, submission_id: int) -> None:
 
 @shared_task(name="arena.agents.run_execute", acks_late=True, reject_on_worker_lost=True)
 def run_execute_task(run_id: int) -> None:
-    # The agent runner (sandboxes, adapters) is loaded by the worker that runs agents, not by
-    # every process that sends a run to it.
-    from arena.runs import run_execute
-
     run_execute(run_id=run_id)
 
 
