@@ -123,6 +123,18 @@ def test_run_page_shows_verdict_shapes_and_escaped_solution(client, board):
     assert "2.50x" in passed and "<dd>1.500" in passed and "unseen" in passed
 
 
+def test_run_page_shows_the_library_share_as_a_figure_only_where_measured(client, board):
+    run = board["fast_silu"]
+    evaluation = run.submissions.get().evaluation
+    evaluation.result["summary"]["library_share"] = 0.87
+    evaluation.save(update_fields=["result"])
+    page = html(client, f"/runs/{run.pk}/")
+    assert "<dt>Library share</dt><dd>87.0%" in page
+    assert "a figure, not a verdict" in page
+    assert 'data-verdict="ranked"' in page  # a share of library time flags nothing
+    assert "Library share" not in html(client, f"/runs/{board['slow_silu'].pk}/")
+
+
 def test_hidden_and_unknown_runs_are_404(client, board):
     html(client, f"/runs/{board['hidden'].pk}/", 404)
     html(client, "/runs/999999/", 404)
