@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.agents.base import AdapterError, Budget
+from arena.agents.base import AdapterError, Budget, Progress
 from arena.agents.codex import CodexAdapter
 from arena.agents.registry import ADAPTERS, adapter_for
 
@@ -219,3 +219,52 @@ def test_budgets_default_to_45_minutes_and_merge_overrides():
         "max_tokens": None,
         "max_cost_usd": None,
     }
+
+
+def test_the_budget_watcher_counts_each_model_call_once_in_every_cli_s_logs(tmp_path):
+    home, log = tmp_path / "home", tmp_path / "agent.log"
+    # Claude Code: one stream line per content block, each repeating its call's usage.
+    usage = {"input_tokens": 100, "output_tokens": 5, "cache_read_input_tokens": 10}
+    log.write_text(
+        stream(
+            *({"type": "assistant", "message": {"id": i, "usage": usage}} for i in "aab"),
+            {"type": "user"},
+        )
+    )
+    assert adapter_for(harness="claude-code").progress(log_path=log, home=home) == Progress(2, 230)
+    # Codex: the rollout's token_count events, cumulative; the first of a session has no info.
+    log.write_text(stream({"type": "thread.started", "thread_id": "t1"}))
+    day = home / ".codex" / "sessions" / "2026" / "11" / "27"
+    day.mkdir(parents=True)
+    counts = [
+        None,
+        {"total_token_usage": {"total_tokens": 120}},
+        {"total_token_usage": {"total_tokens": 300}},
+    ]
+    (day / "rollout-2026-11-27T10-00-00-t1.jsonl").write_text(
+        stream(
+            *(
+                {"type": "event_msg", "payload": {"type": "token_count", "info": info}}
+                for info in counts
+            )
+        )
+    )
+    assert adapter_for(harness="codex").progress(log_path=log, home=home) == Progress(2, 300)
+    # Gemini CLI: a call per tool_use on stdout; tokens from the session, a message rewritten
+    # as it grows counted once.
+    log.write_text(stream({"type": "tool_use"}, {"type": "tool_result"}, {"type": "tool_use"}))
+    chats = home / ".gemini" / "tmp" / "ws" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-1.jsonl").write_text(
+        stream(
+            *(
+                {"type": "gemini", "id": i, "tokens": {"total": t}}
+                for i, t in (("m1", 50), ("m1", 60), ("m2", 70))
+            )
+        )
+    )
+    assert adapter_for(harness="gemini").progress(log_path=log, home=home) == Progress(2, 130)
+    assert Progress(2, 130).over(Budget(max_turns=1), enforced=frozenset()) == (
+        "the agent was stopped at 2 against a budget of max_turns = 1"
+    )
+    assert not Progress(2, 130).over(Budget(max_turns=1), enforced=frozenset({"max_turns"}))
