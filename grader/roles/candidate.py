@@ -21,6 +21,7 @@ from grader.cases import (
     to_device,
 )
 from grader.device_outputs import Outbox
+from grader.generalization import run_after_timing
 from grader.modules import apply_shape, load_module, set_constants
 from grader.outputs import write_outputs
 from grader.roles.common import (
@@ -78,15 +79,12 @@ class _Candidate:
         device_ready.join()
         self._report_tampering("import")
         self.to_time: list[tuple[int, dict[str, int], list[list[Any]]]] = []
+        self.audit.active = False
+        late = run_after_timing(self.reference, self.job["shapes"], self.device)
+        self.audit.active = True
         for index, shape_job in enumerate(self.job["shapes"]):
-            try:
-                self._run_shape(index, shape_job)
-            except StageError as exc:
-                if shape_job["seen"]:
-                    raise
-                # An unseen shape that breaks the solution fails generalization, not the run.
-                channel.send("shape_error", shape=index, stage=exc.stage, message=exc.message)
-            release_device_memory(self.device)
+            if index not in late:
+                self._run_or_report(index, shape_job)
         while self.to_time:
             index, shape, host_sets = self.to_time.pop(0)
             try:
@@ -95,12 +93,24 @@ class _Candidate:
                 raise runtime_error(exc, index, self.device, self.share) from None
             del host_sets
             release_device_memory(self.device)
+        for index in sorted(late):
+            self._run_or_report(index, self.job["shapes"][index])
         self._report_tampering("run")
         channel.send("audit", files=self.audit.file_paths, network=self.audit.network)
         if self.outbox is not None:
             channel.send(
                 "device_outputs", sent_bytes=self.outbox.sent_bytes, disabled=self.outbox.disabled
             )
+
+    def _run_or_report(self, index: int, shape_job: dict[str, Any]) -> None:
+        try:
+            self._run_shape(index, shape_job)
+        except StageError as exc:
+            if shape_job["seen"]:
+                raise
+            # An unseen shape that breaks the solution fails generalization, not the run.
+            channel.send("shape_error", shape=index, stage=exc.stage, message=exc.message)
+        release_device_memory(self.device)
 
     def _report_tampering(self, stage: str) -> None:
         changed = self.tamper.changed()

@@ -8,12 +8,15 @@ from grader.generalization import (
     KINDS,
     UNSEEN_SIZE_FACTOR,
     draw_unseen_shapes,
+    elements_on_meta,
     grading_order,
     hidden_seed_material,
     index_limited,
     kernelbench_rules,
+    run_after_timing,
     size_bound_holds,
 )
+from grader.modules import load_module
 from grader.taskspec import TaskSpec, load_task
 
 REPO = Path(__file__).resolve().parents[2]
@@ -372,3 +375,24 @@ def test_a_failure_only_past_two_to_the_31_is_that_limit_not_overfit():
     assert index_limited(SHAPES, [2], {**largest, 0: past}) == []
     # What the judge did not measure excuses nothing.
     assert index_limited(SHAPES, [2], {1: below, 2: past}) == []
+
+
+def test_shapes_past_two_to_the_31_run_after_the_visible_shapes_are_timed(tmp_path):
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text(
+        "import torch\nbatch_size = 4096\ndim = 393216\n"
+        "class Model(torch.nn.Module):\n    def forward(self, x): return torch.relu(x)\n"
+        "def get_inputs(): return [torch.randn(batch_size, dim)]\n"
+        "def get_init_inputs(): return []\n"
+    )
+    reference = load_module(problem, "reference_index_limit")
+    shapes = [
+        {"shape": {"batch_size": 4096, "dim": 393216}, "seen": True},  # 1.6e9 elements
+        {"shape": {"batch_size": 2048, "dim": 393216}, "seen": False},
+        {"shape": {"batch_size": 8192, "dim": 393216}, "seen": False},  # 3.2e9 elements
+    ]
+    assert elements_on_meta(reference, shapes[2]["shape"]) == 8192 * 393216
+    assert run_after_timing(reference, shapes, "cuda") == {2}
+    assert run_after_timing(reference, shapes, "cpu") == set()  # nothing is timed there
+    past = [{**shapes[0], "shape": {"batch_size": 8192, "dim": 393216}}, *shapes[1:]]
+    assert run_after_timing(reference, past, "cuda") == set()
