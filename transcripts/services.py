@@ -38,6 +38,7 @@ from transcripts.formats.archives import (
 )
 from transcripts.formats.counts import transcript_counts
 from transcripts.formats.detect import parse_files
+from transcripts.formats.disk_texts import texts_on_disk
 from transcripts.formats.records import SourceFile, first_byte
 from transcripts.formats.redact import redact_chunks, redact_text
 from transcripts.models import Trajectory
@@ -199,7 +200,7 @@ def trajectory_prepare(
             unpacked = _unpack(upload, filename=filename, limits=limits, folder=folder / "files")
         parse_name = _parse_name(unpacked, filename)
         raw_gz = write_raw_gz(unpacked, folder / "raw.gz")
-        transcript = _parse(unpacked.files, parse_name)
+        transcript = _parse(unpacked.files, parse_name, folder=folder)
         row = _trajectory_row(transcript, filename=filename, sha256=sha256, size_bytes=size_bytes)
         examined = examine(transcript) if examine is not None else None
         # Secrets written with JSON escapes in the raw log only show once parsed: redact again.
@@ -376,9 +377,10 @@ def _parse_name(unpacked: Unpacked, filename: str) -> str:
     return f"{stem}.zip"
 
 
-def _parse(files: list[SourceFile], name: str) -> Transcript:
+def _parse(files: list[SourceFile], name: str, *, folder: Path) -> Transcript:
     try:
-        return parse_files(files, name)
+        with texts_on_disk(folder):
+            return parse_files(files, name)
     except TranscriptFormatError as exc:
         raise TrajectoryRejected("file", str(exc)) from None
     except (UnicodeDecodeError, RecursionError) as exc:

@@ -15,6 +15,7 @@ from typing import Any
 from .anthropic_messages import Shared, ThreadBuilder, usage_from
 from .errors import TranscriptFormatError
 from .finish import finish_transcript
+from .json_document import LazyList, load_document
 from .records import (
     RECORD_ERRORS,
     SourceFile,
@@ -24,7 +25,7 @@ from .records import (
     load_json_document,
     record_not_understood,
 )
-from .schema import EventKind, Thread, Transcript, Usage
+from .schema import EventKind, MalformedLine, Thread, Transcript, Usage
 from .sniffers import chat_flavour
 
 
@@ -54,22 +55,38 @@ def _messages(
     document: Any = None
     if head in (b"[", b"{"):
         try:
-            document = json.loads(source.data)
+            document = load_document(source)
         except ValueError:
             document = None
     if isinstance(document, list):
-        return [m for m in document if isinstance(m, dict)], "", None
+        return _dicts(document), "", None
     if isinstance(document, dict) and isinstance(document.get("messages"), list):
         model = document.get("model") if isinstance(document.get("model"), str) else None
         return (
-            [m for m in document["messages"] if isinstance(m, dict)],
+            _dicts(document["messages"]),
             as_text(document.get("system")),
             model,
         )
     if document is None and head:
-        return [r for _, r in iter_jsonl(source, transcript.malformed)], "", None
+        return _records(source, transcript.malformed), "", None
     load_json_document(source)
     raise TranscriptFormatError(f"{source.name}: not a list of chat messages")
+
+
+def _dicts(items: list[Any]) -> list[dict[str, Any]]:
+    if isinstance(items, LazyList):  # a big document's: read an item at a time at each pass
+        return items.where(lambda item: isinstance(item, dict))
+    return [m for m in items if isinstance(m, dict)]
+
+
+def _records(source: SourceFile, malformed: list[MalformedLine]) -> list[dict[str, Any]]:
+    """The JSON lines' records; in a file on disk, read again at each pass, once the bad lines
+    are reported (first, as when all are read at once)."""
+    if source.on_disk_path is None:
+        return [r for _, r in iter_jsonl(source, malformed)]
+    for _ in iter_jsonl(source, malformed):
+        pass
+    return LazyList(lambda: (r for _, r in iter_jsonl(source, [])))
 
 
 def _message(

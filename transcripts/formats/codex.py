@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
 from .apply_patch import FileDiff, envelope_to_diffs, find_envelope
 from .diffs import TrackedFiles, deleted_file_diff, new_file_diff, with_header
+from .disk_texts import held
 from .finish import finish_transcript
 from .records import (
     RECORD_ERRORS,
@@ -382,7 +383,8 @@ class CodexBuilder:
                 path=file_diff.move_to or file_diff.path,
                 diff=file_diff.diff,
             )
-            entries.append((event, file_diff))
+            # The diff is the event's (on disk, for an upload): the entry keeps the rest.
+            entries.append((event, replace(file_diff, diff="")))
 
     def _output(self, item: dict[str, Any], stamp: str | None, line: int) -> None:
         call_id = str(item.get("call_id") or "")
@@ -536,7 +538,7 @@ class CodexBuilder:
             if match is not None:
                 event, known = match
                 if diff is not None and (known is None or not known.exact):
-                    event.diff = diff
+                    event.diff = held(diff)
                 event.is_error = event.is_error or failed
                 continue
             if diff is None:

@@ -11,6 +11,7 @@ from typing import Any
 from .archives import DEFAULT_LIMITS, ArchiveError, ArchiveLimits, read_capped, unpack
 from .call_changes import place_call_changes
 from .errors import TranscriptFormatError
+from .json_document import load_document
 from .json_prefix import decode_prefix
 from .key_fields import check_key_fields
 from .records import JSON_ERRORS, SourceFile
@@ -28,7 +29,7 @@ LOG_SUFFIXES = (".jsonl", ".json", ".ndjson", ".log", ".txt")
 def sniff(source: SourceFile) -> str | None:
     """The format of one file, or None when it is no agent log we know."""
     lines = _head_lines(source)
-    document = _whole_document(source.data) if _may_be_document(lines) else None
+    document = _whole_document(source) if _may_be_document(lines) else None
     if document is not None:
         found = _sniff_document(document)
         if found is not None:
@@ -56,9 +57,10 @@ def _may_be_document(lines: list[bytes]) -> bool:
     return len(filled) == 1 or _line_value(filled[0]) is _NOT_JSON
 
 
-def _whole_document(data: bytes) -> Any:
+def _whole_document(source: SourceFile) -> Any:
+    # A big document's big arrays are read an item at a time (json_document.StreamedArray).
     try:
-        return json.loads(data)
+        return load_document(source)
     except JSON_ERRORS:
         return None
 

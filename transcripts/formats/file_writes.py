@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .apply_patch import BEGIN, find_envelope
+from .disk_texts import plain_str
 from .schema import Event
 from .shell_writes import ShellWrite, shell_script, shell_writes
 
@@ -80,7 +81,7 @@ def ops_of_call(call: Event, result: Event | None, changes: Sequence[Event]) -> 
     """The writes of a tool call, given its result and the file changes the parser placed with
     it. A file tool that failed wrote nothing; a shell command's writes count whatever its exit
     status (a heredoc before a failing test has been written) unless it was refused."""
-    args, name = call.arguments, call.tool_name or "?"
+    args, name = plain_str(call.arguments), call.tool_name or "?"
     recorded = tuple((c.path, c.diff) for c in changes if c.path and c.diff and not c.is_error)
     failed = (result is not None and result.is_error) or any(c.is_error for c in changes)
     folder = _first_str(args, FOLDER_KEYS)
@@ -117,7 +118,7 @@ def _refused(result: Event | None) -> bool:
         result is not None
         and result.is_error
         and len(result.text) < REFUSAL_MAX_CHARS
-        and _REFUSAL.search(result.text) is not None
+        and _REFUSAL.search(plain_str(result.text)) is not None
     )
 
 

@@ -8,7 +8,9 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, cast
 
+from .disk_texts import DiskText
 from .errors import TranscriptFormatError
+from .json_document import load_document
 from .schema import Event, EventKind, Image, MalformedLine
 
 # An unknown record is kept for the reader but capped: one pasted blob must not bloat the page.
@@ -152,20 +154,17 @@ def load_jsonl_span(source: SourceFile, span: tuple[int, int]) -> dict[str, Any]
 
 
 # A text at least this long, of a record in a file on disk, may be held as where its line is
-# (LineText). Longer than file_writes.REFUSAL_MAX_CHARS, so its regex never sees one.
+# (LineText); a shorter one, once in an event, waits on disk all the same (disk_texts).
 LINE_TEXT_MIN_CHARS = 1024
 
 
-class LineText:
+class LineText(DiskText):
     """A long text of one record, held as its line's place in a file on disk and decoded again
     (`extract(record)`) each time it is read: an upload's tool outputs are most of its bytes,
     and holding them all would cost more memory than the log itself.
-
-    It reads like the str it stands for (len, in, ==, str's methods); a copy of it
-    (`dataclasses.asdict`, so `Transcript.to_dict()` and the JSON written) is that str.
     """
 
-    __slots__ = ("_extract", "_length", "_source", "_span")
+    __slots__ = ("_extract", "_source", "_span")
 
     def __init__(
         self,
@@ -174,36 +173,14 @@ class LineText:
         extract: Callable[[dict[str, Any]], str],
         length: int,
     ) -> None:
-        self._source, self._span, self._extract, self._length = source, span, extract, length
+        super().__init__(length)
+        self._source, self._span, self._extract = source, span, extract
 
     def __str__(self) -> str:
         return self._extract(load_jsonl_span(self._source, self._span))
 
     def __repr__(self) -> str:
         return f"LineText({self._source.name!r}, {self._span!r})"
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __contains__(self, item: str) -> bool:
-        return item in str(self)
-
-    def __eq__(self, other: object) -> bool:
-        return str(self) == (str(other) if isinstance(other, LineText) else other)
-
-    def __hash__(self) -> int:
-        return hash(str(self))
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(str(self), name)
-
-    def __copy__(self) -> str:
-        return str(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> str:
-        return str(self)
 
 
 def line_text(
@@ -261,9 +238,11 @@ def first_byte(source: SourceFile) -> bytes:
 
 
 def load_json_document(source: SourceFile) -> Any:
-    """Parse a whole-file JSON document; the error names the file and the line."""
+    """Parse a whole-file JSON document; the error names the file and the line. In a big
+    file on disk, its big arrays are read an item at a time as they are iterated
+    (json_document.StreamedArray)."""
     try:
-        return json.loads(source.data)
+        return load_document(source)
     except JSON_ERRORS as exc:
         raise TranscriptFormatError(f"{source.name}: invalid JSON: {exc}") from exc
 

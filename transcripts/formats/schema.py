@@ -9,10 +9,13 @@ and their usage is rolled up separately from the main thread's so that nothing c
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import Any
+
+from .disk_texts import held
 
 
 class EventKind(StrEnum):
@@ -65,6 +68,9 @@ class Image:
     data: str = ""
     size_bytes: int = 0
 
+    def __post_init__(self) -> None:
+        self.data = held(self.data)
+
 
 @dataclass(slots=True)
 class Event:
@@ -85,6 +91,20 @@ class Event:
     raw: Any = None  # unknown: the record itself (already size-capped by the parser)
     line: int | None = None  # 1-based line of the source file the event came from
     images: tuple[Image, ...] = ()  # images in a user message or a tool result
+
+    def __post_init__(self) -> None:
+        # While an upload is parsed, long texts wait on disk (disk_texts.texts_on_disk).
+        self.text = held(self.text)
+        self.arguments = held(self.arguments)  # a long one as the log wrote it, not a dict
+        # A log repeats these thousands of times, each time a str of its own once decoded.
+        self.tool_name = _shared(self.tool_name)
+        self.call_id = _shared(self.call_id)
+        self.diff = held(self.diff)
+        self.raw = held(self.raw)
+
+
+def _shared(value: str | None) -> str | None:
+    return sys.intern(value) if type(value) is str else value
 
 
 @dataclass(slots=True)

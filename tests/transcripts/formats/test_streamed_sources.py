@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from bench.transcript_logs import write_claude_code_session, write_codex_rollout
-from transcripts.formats import claude_code, codex
+from transcripts.formats import claude_code, codex, disk_texts
 from transcripts.formats.archives import unpack, unpack_to
 from transcripts.formats.detect import parse_files, read_path
+from transcripts.formats.disk_texts import texts_on_disk
 from transcripts.formats.records import LineText, SourceFile, first_byte
 from transcripts.formats.redact import MARKER, redact_bytes, redact_chunks
 from transcripts.formats.schema import transcript_json_pieces
+from transcripts.formats.written_files import written_files
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOGS = sorted(FIXTURES.iterdir())
@@ -147,3 +149,16 @@ def test_unpacking_to_a_folder_gives_the_files_unpacking_in_memory_gives(tmp_pat
     assert [f.name for f in written.files] == [f.name for f in in_memory.files]
     assert [f.data for f in written.files] == [redact_bytes(f.data) for f in in_memory.files]
     assert sorted(p.name for p in folder.iterdir()) == ["0", "1"]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
+def test_every_format_with_its_texts_on_disk_writes_the_same_json(log, tmp_path, monkeypatch):
+    monkeypatch.setattr(disk_texts, "LONG_TEXT_MIN_CHARS", 1)
+    files = read_path(log)
+    in_memory = parse_files(files, log.name)
+    with texts_on_disk(tmp_path) as spill:
+        from_disk = parse_files(on_disk(files, tmp_path), log.name)
+    held = [e for e in from_disk.events() if isinstance(e.text, disk_texts.SpilledText)]
+    assert held and spill.read(0, 1)
+    assert "".join(transcript_json_pieces(from_disk)) == "".join(transcript_json_pieces(in_memory))
+    assert list(written_files(from_disk)) == list(written_files(in_memory))

@@ -1,0 +1,128 @@
+"""Long texts of a parse held on disk, not in memory.
+
+A log's tool outputs, diffs and reasoning are most of its bytes; a transcript that held them all
+would cost more memory than the log itself. While `texts_on_disk(folder)` is in force, every
+Event's text, diff or raw record and every Image's data of LONG_TEXT_MIN_CHARS or more is
+written to an unnamed file in `folder` as the event is made, and the event holds a DiskText in
+its place: it reads like the str it stands for (len, in, ==, +, str's methods) and a copy of it
+(`dataclasses.asdict`, so `Transcript.to_dict()` and the JSON written) is that str. The file has
+no name from the start, so a process killed mid-parse leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
+
+# A text at least this long may be held on disk: a DiskText (about 80 bytes) costs less than
+# the str it stands for from here on.
+LONG_TEXT_MIN_CHARS = 128
+
+
+class DiskText:
+    """A str kept elsewhere and read again (`__str__`) each time it is used."""
+
+    __slots__ = ("_length",)
+
+    def __init__(self, length: int) -> None:
+        self._length = length
+
+    def __str__(self) -> str:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __contains__(self, item: str) -> bool:
+        return item in str(self)
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == (str(other) if isinstance(other, DiskText) else other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __add__(self, other: str) -> str:
+        return str(self) + str(other)
+
+    def __radd__(self, other: str) -> str:
+        return str(other) + str(self)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(str(self), name)
+
+    def __copy__(self) -> str:
+        return str(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> str:
+        return str(self)
+
+
+class TextSpill:
+    """An append-only unnamed file of texts, each read back by its place."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        # Open for as long as a text read from it is held; closed when the last one goes.
+        self._file = tempfile.TemporaryFile(dir=folder, buffering=0)  # noqa: SIM115
+        self._end = 0
+
+    def keep(self, text: str) -> str:
+        """`text` written to the file; what stands for it, typed str, which it reads like."""
+        data = text.encode("utf-8", "surrogatepass")
+        offset = self._end
+        self._end += os.pwrite(self._file.fileno(), data, offset)
+        return cast(str, SpilledText(self, offset, len(data), len(text)))
+
+    def read(self, offset: int, size: int) -> str:
+        return os.pread(self._file.fileno(), size, offset).decode("utf-8", "surrogatepass")
+
+
+class SpilledText(DiskText):
+    __slots__ = ("_offset", "_size", "_spill")
+
+    def __init__(self, spill: TextSpill, offset: int, size: int, length: int) -> None:
+        super().__init__(length)
+        self._spill, self._offset, self._size = spill, offset, size
+
+    def __str__(self) -> str:
+        return self._spill.read(self._offset, self._size)
+
+    def __repr__(self) -> str:
+        return f"SpilledText({self._offset}, {self._size})"
+
+
+_SPILL: contextvars.ContextVar[TextSpill | None] = contextvars.ContextVar(
+    "transcripts_text_spill", default=None
+)
+
+
+@contextmanager
+def texts_on_disk(folder: str | os.PathLike[str]) -> Iterator[TextSpill]:
+    """Events and images made inside hold their long texts in a file in `folder`; the texts
+    stay readable after, for as long as anything holds them."""
+    spill = TextSpill(folder)
+    token = _SPILL.set(spill)
+    try:
+        yield spill
+    finally:
+        _SPILL.reset(token)
+
+
+def held(value: Any) -> Any:
+    """`value`, or, for a long str while texts_on_disk is in force, what stands for it."""
+    if type(value) is not str or len(value) < LONG_TEXT_MIN_CHARS:
+        return value
+    spill = _SPILL.get()
+    return value if spill is None else spill.keep(value)
+
+
+def plain_str(value: Any) -> Any:
+    """`value`, a DiskText read back into the str it stands for (for what needs a real str:
+    a regex, a str's own type check)."""
+    return str(value) if isinstance(value, DiskText) else value
