@@ -21,7 +21,7 @@ from grader.cases import (
     to_device,
 )
 from grader.device_outputs import Outbox
-from grader.generalization import run_after_timing
+from grader.index_limit import run_after_timing
 from grader.modules import apply_shape, load_module, set_constants
 from grader.outputs import write_outputs
 from grader.roles.common import (

@@ -8,14 +8,13 @@ from grader.generalization import (
     KINDS,
     UNSEEN_SIZE_FACTOR,
     draw_unseen_shapes,
-    elements_on_meta,
     grading_order,
     hidden_seed_material,
     index_limited,
     kernelbench_rules,
-    run_after_timing,
     size_bound_holds,
 )
+from grader.index_limit import elements_on_meta, run_after_timing
 from grader.modules import load_module
 from grader.taskspec import TaskSpec, load_task
 

@@ -1,0 +1,49 @@
+"""Where a kernel with 32-bit offsets stops: the unseen shapes past INDEX_LIMIT_ELEMENTS.
+
+generalization.index_limited decides, from what the judge measured, that a failure only past
+the limit is that limit and not overfit; this module finds those shapes before they run (on the
+meta device), so that the candidate runs them last on a GPU, where a fault they cause cannot
+take the visible shapes' timing down with it.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from grader.generalization import INDEX_LIMIT_ELEMENTS, largest_elements
+from grader.kbproblem import on_meta
+from grader.modules import apply_shape
+
+
+def elements_on_meta(reference: Any, shape: Mapping[str, int]) -> int | None:
+    """The largest tensor (parameters, inputs, outputs) of the reference at a shape, found on
+    the meta device (no memory); None where the reference does not run there."""
+    try:
+        apply_shape(reference, dict(shape))
+        with on_meta(), torch.no_grad():
+            model = reference.Model(*reference.get_init_inputs())
+            inputs = list(reference.get_inputs())
+            output = model(*inputs)
+    except Exception:
+        return None
+    outputs = list(output) if isinstance(output, (list, tuple)) else [output]
+    return largest_elements([*model.parameters(), *inputs, *outputs])
+
+
+def run_after_timing(reference: Any, shapes: Sequence[Mapping[str, Any]], device: str) -> set[int]:
+    """Unseen shapes (by index) that the candidate runs after timing the visible ones: those
+    with a tensor of INDEX_LIMIT_ELEMENTS or more where every visible shape is below it. A
+    kernel with 32-bit offsets may fault there, and a fault spoils the process's device for all
+    that follows (the visible shapes' timing included); last, it spoils only those shapes,
+    which index_limited then reports as the limit."""
+    if device != "cuda":
+        return set()
+    visible = [elements_on_meta(reference, s["shape"]) for s in shapes if s["seen"]]
+    if not visible or any(v is None or v >= INDEX_LIMIT_ELEMENTS for v in visible):
+        return set()
+    return {
+        index
+        for index, s in enumerate(shapes)
+        if not s["seen"] and (elements_on_meta(reference, s["shape"]) or 0) >= INDEX_LIMIT_ELEMENTS
+    }
