@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from grader import builds
 from grader.host import new_result
 from grader.launch import CHILD_CODE, ENGINE_ROOT, exit_description
@@ -80,8 +82,6 @@ def build_solution(
 ) -> builds.BuildReport:
     """The build stage for one solution (builds.py): a cached outcome, or the solution imported
     in the sandbox on this host's CPU with TORCH_CUDA_ARCH_LIST=arch, its outcome stored."""
-    import torch
-
     if not options.build_cache:
         raise ValueError("the build stage needs a build cache (EvaluateOptions.build_cache)")
     root = Path(options.build_cache)

@@ -20,7 +20,12 @@ from typing import Any
 from grader import feasibility
 from grader.cases import cases_for
 from grader.feasibility import POOL_FACTOR
-from grader.generalization import UnseenShape
+from grader.generalization import (
+    UnseenShape,
+    draw_unseen_shapes,
+    grading_order,
+    hidden_seed_material,
+)
 from grader.options import EvaluateOptions
 from grader.taskspec import TaskSpec
 
@@ -143,8 +148,6 @@ def plan_shapes(
         }
         for i, s in enumerate(spec.shapes_for(device))
     ]
-    from grader.generalization import draw_unseen_shapes, grading_order, hidden_seed_material
-
     secret = options.hidden_seed or ""
     source = "secret" if secret else "random"
     seed = hidden_seed_material(secret or secrets.token_hex(16), spec.version_hash, solution_hash)

@@ -58,6 +58,7 @@ from grader.outcomes import scratch_full as _scratch_full
 from grader.result import (
     REWARD_TIMEOUT_OR_SANDBOX,
     EvalResult,
+    Flag,
     Gate,
     ShapeRow,
 )
@@ -577,8 +578,6 @@ class _Evaluation:
             detail,
         )
         if seen_correct:
-            from grader.result import Flag
-
             self.result.flags.append(
                 Flag(
                     "overfit",

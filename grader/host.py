@@ -8,6 +8,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import torch
+import triton
+
 from grader.result import (
     EvalResult,
 )
@@ -29,9 +32,6 @@ def new_result(spec: TaskSpec, solution: Path, device: str) -> EvalResult:
 
 
 def host_environment(device: str) -> dict[str, Any]:
-    import torch
-    import triton
-
     environment: dict[str, Any] = {
         "python": platform.python_version(),
         "torch": torch.__version__,

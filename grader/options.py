@@ -3,6 +3,8 @@
 import threading
 from dataclasses import dataclass, field
 
+import torch
+
 from grader import environment
 from sandboxes.backends import (
     ProcessSandbox,
@@ -78,8 +80,6 @@ class EvaluationStopped(Exception):
 
 def resolve_device(device: str) -> str:
     if device == "auto":
-        import torch
-
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cuda", "cpu"):
         raise ValueError(f"device must be cuda, cpu or auto, not {device!r}")
