@@ -137,7 +137,9 @@ class Judged(TypedDict, total=False):
     precision: dict[str, Any]
     bytes: int  # the candidate's output bytes compared
     on_device: bool  # read where the candidate left them on the GPU
-    largest_elements: int
+    largest_elements: int  # the largest input or reference output (generalization.index_limited)
+    decoy_correct: bool  # the decoy child's silenced output on this case (decoy.judge_silenced)
+    decoy_reason: str
 
 
 class Baselines(TypedDict, total=False):
@@ -186,9 +188,12 @@ class Build(TypedDict, total=False):
 
 
 class Decoy(TypedDict, total=False):
+    """decoy.run_child: the silenced run's failure, or how many launches and calls it skipped,
+    how many it could not stand in for, and its own kernels that still ran."""
+
     failed: str
-    silenced: list[str]
-    unrecorded: list[str]
+    silenced: int
+    unrecorded: int
     own_kernels: list[str]
 
 
