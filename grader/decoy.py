@@ -319,6 +319,10 @@ def _describe(result: Any, arguments: list[Any]) -> Any:
         for position, argument in enumerate(arguments):
             if argument is result:
                 return ("argument", position)
+            if isinstance(argument, torch.Tensor) and _same_storage(argument, result):
+                # A view of an argument: the silenced call hands back the same view of it.
+                layout = (tuple(result.shape), result.stride(), result.storage_offset())
+                return ("view", position, *layout)
         return ("tensor", tuple(result.shape), result.dtype, result.device, result.stride())
     if isinstance(result, (list, tuple)):
         return ("sequence", type(result), [_describe(r, arguments) for r in result])
@@ -331,6 +335,9 @@ def _stand_in(description: Any, arguments: list[Any]) -> Any:
     kind = description[0]
     if kind == "argument":
         return arguments[description[1]]
+    if kind == "view":
+        _, position, shape, stride, offset = description
+        return arguments[position].as_strided(shape, stride, offset)
     if kind == "tensor":
         _, shape, dtype, device, stride = description
         tensor = torch.empty_strided(shape, stride, dtype=dtype, device=device)
@@ -340,6 +347,10 @@ def _stand_in(description: Any, arguments: list[Any]) -> Any:
         values = [_stand_in(item, arguments) for item in items]
         return values if sequence_type is list else sequence_type(values)
     return description[1]
+
+
+def _same_storage(a: Any, b: Any) -> bool:
+    return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
 
 
 def _garbage(dtype: Any) -> Any:

@@ -60,20 +60,28 @@ def test_silenced_extension_calls_stand_in_without_running():
         calls.append("doubled")
         return torch.stack([y * 2.0, y * 3.0]).long()
 
+    def transposed_(y):
+        calls.append("transposed_")
+        return y.mul_(2.0).t()
+
     extension = types.ModuleType("fake_extension")
     extension.scale_, extension.doubled = scale_, doubled
+    extension.transposed_ = transposed_
     silencer = Silencer()
     module = silencer._wrap_loader(lambda: extension)()
     y = torch.ones(3, 4)
     module.scale_(y)
     module.doubled(y)
-    assert calls == ["scale_", "doubled"]
+    module.transposed_(y)
+    assert calls == ["scale_", "doubled", "transposed_"]
     y = torch.ones(3, 4)
     with silenced(silencer):
         same = module.scale_(y)
         fresh = module.doubled(y)
-    assert calls == ["scale_", "doubled"]  # nothing ran silenced
+        view = module.transposed_(y)
+    assert calls == ["scale_", "doubled", "transposed_"]  # nothing ran silenced
+    assert view.shape == (4, 3) and view.data_ptr() == y.data_ptr()
     assert same is y and bool((y == 1.0).all())  # the argument handed back, untouched
     assert fresh.shape == (2, 3, 4) and fresh.dtype == torch.int64
     assert bool((fresh == torch.iinfo(torch.int64).max).all())
-    assert silencer.skipped == 2
+    assert silencer.skipped == 3
