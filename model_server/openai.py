@@ -1,6 +1,7 @@
 """The OpenAI Responses API, as Codex calls it: POST /v1/responses, streamed."""
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -8,12 +9,30 @@ from model_server.script import Script, Step
 from model_server.wire import SIDE_ANSWER, Reply, json_reply, shell_text, sse, usage_for
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
 COMMAND_WAIT_MS = 600_000
 SHELL_TOOLS = ("shell", "shell_command", "exec_command", "local_shell")
 
 
+def _output_text(item: dict[str, Any]) -> str:
+    output = item.get("output")
+    if isinstance(output, list):
+        return " ".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+    return str(output or "")
+
+
 def step_index(items: list[Any]) -> int:
-    return sum(1 for item in items if isinstance(item, dict) and item.get("type") in _OUTPUTS)
+    """Tool outputs in the history, less those that only said a command is still running."""
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") in _OUTPUTS]
+    return sum(1 for item in outputs if not _RUNNING.search(_output_text(item)))
+
+
+def still_running(items: list[Any]) -> str:
+    """The session id when the last tool output says its command is still running (Codex's
+    exec_command returns at its yield time, however long it was asked to wait)."""
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") in _OUTPUTS]
+    found = _RUNNING.search(_output_text(outputs[-1])) if outputs else None
+    return found.group(1) if found else ""
 
 
 def add_file_patch(path: str, content: str) -> str:
@@ -61,6 +80,16 @@ def _apply_patch_command(step: Step) -> str:
     return f"apply_patch <<'ARENA_EOF'\n{add_file_patch(step.write, step.content)}ARENA_EOF\n"
 
 
+def _message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
 def _function_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "function_call",
@@ -84,18 +113,15 @@ def answer(request: dict[str, Any], script: Script) -> Reply:
     index = step_index(items)
     step = Step(say=SIDE_ANSWER) if side else script.step(index)
     input_tokens, output_tokens = usage_for(index, side=side)
-    output: list[dict[str, Any]] = []
-    if step.say:
-        output.append(
-            {
-                "type": "message",
-                "id": f"msg_{uuid.uuid4().hex[:24]}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": step.say, "annotations": []}],
-            }
-        )
-    if step.tool:
+    output: list[dict[str, Any]] = [_message(step.say)] if step.say else []
+    session = still_running(items) if "write_stdin" in tools else ""
+    if session:
+        # Wait on the running command (./check) as a model would, then go on with the script.
+        step = Step(say="Waiting for the command to finish.")
+        output = [_message(step.say)]
+        wait = {"session_id": int(session), "chars": "", "yield_time_ms": COMMAND_WAIT_MS}
+        output.append(_function_call(f"call_{uuid.uuid4().hex[:24]}", "write_stdin", wait))
+    elif step.tool:
         output.append(tool_item(step, tools))
     response = {
         "id": f"resp_{uuid.uuid4().hex[:24]}",
