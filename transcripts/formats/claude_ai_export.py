@@ -22,6 +22,7 @@ Exports carry no token counts, so these transcripts have no usage and no cost.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import TranscriptFormatError
@@ -49,15 +50,12 @@ def parse(files: list[SourceFile]) -> Transcript:
     source = files[0]
     for other in files[1:]:
         transcript.notes.append(f"{other.name}: another export file, not shown.")
-    conversations = _conversations(load_json_document(source))
-    if not conversations:
+    conversation, count = _longest(load_json_document(source))
+    if conversation is None:
         raise TranscriptFormatError(f"{source.name}: no conversation with chat_messages in it")
-    conversation = max(
-        conversations, key=lambda c: (len(c["chat_messages"]), str(c.get("updated_at") or ""))
-    )
-    if len(conversations) > 1:
+    if count > 1:
         transcript.notes.append(
-            f"This export holds {len(conversations):,} conversations; shown is the one with the "
+            f"This export holds {count:,} conversations; shown is the one with the "
             f"most messages, {_quoted(conversation.get('name'))} ({conversation.get('uuid')}). "
             "To see another, upload that conversation alone (a JSON object from the list)."
         )
@@ -77,9 +75,22 @@ def parse(files: list[SourceFile]) -> Transcript:
     return finish_transcript(transcript)
 
 
-def _conversations(document: Any) -> list[dict[str, Any]]:
+def _longest(document: Any) -> tuple[dict[str, Any] | None, int]:
+    """The conversation with the most messages (the latest, then the first, when equal) and
+    how many there are, holding no more than two at a time (a big export is read a
+    conversation at a time: json_document)."""
     items = document if isinstance(document, list) else [document]
-    return [c for c in items if isinstance(c, dict) and isinstance(c.get("chat_messages"), list)]
+    best: dict[str, Any] | None = None
+    best_key: tuple[int, str] | None = None
+    count = 0
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("chat_messages"), list):
+            continue
+        count += 1
+        key = (len(item["chat_messages"]), str(item.get("updated_at") or ""))
+        if best_key is None or key > best_key:
+            best, best_key = item, key
+    return best, count
 
 
 def _quoted(name: Any) -> str:
@@ -97,21 +108,38 @@ def _describe(transcript: Transcript, conversation: dict[str, Any]) -> None:
 
 def _active_branch(
     conversation: dict[str, Any], transcript: Transcript
-) -> list[tuple[int, dict[str, Any]]]:
-    """(1-based position in chat_messages, message) along the branch the conversation ended on."""
-    numbered = [
-        (n, m) for n, m in enumerate(conversation["chat_messages"], 1) if isinstance(m, dict)
-    ]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based position in chat_messages, message) along the branch the conversation ended on.
+    The branch is found from each message's links alone; the messages on it are then read
+    again, so that a big conversation is never held whole."""
+    messages = conversation["chat_messages"]
+    path = _branch(conversation, [(n, _links(m)) for n, m in _numbered(messages)], transcript)
+    return _messages_at(messages, path)
+
+
+def _numbered(messages: list[Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    return ((n, m) for n, m in enumerate(messages, 1) if isinstance(m, dict))
+
+
+def _links(message: dict[str, Any]) -> dict[str, Any]:
+    return {k: message[k] for k in ("uuid", "parent_message_uuid") if k in message}
+
+
+def _branch(
+    conversation: dict[str, Any],
+    numbered: list[tuple[int, dict[str, Any]]],
+    transcript: Transcript,
+) -> list[int]:
     by_id = {m["uuid"]: (n, m) for n, m in numbered if isinstance(m.get("uuid"), str)}
     if not numbered or not any("parent_message_uuid" in m for _, m in numbered):
-        return numbered
+        return [n for n, _ in numbered]
     leaf = by_id.get(str(conversation.get("current_leaf_message_uuid")))
-    path: list[tuple[int, dict[str, Any]]] = []
+    path: list[int] = []
     node: tuple[int, dict[str, Any]] | None = leaf or numbered[-1]
     seen: set[int] = set()
     while node is not None and node[0] not in seen:
         seen.add(node[0])
-        path.append(node)
+        path.append(node[0])
         parent = node[1].get("parent_message_uuid")
         node = by_id.get(parent) if isinstance(parent, str) else None
     left = len(numbered) - len(path)
@@ -121,6 +149,16 @@ def _active_branch(
             "messages) left out; shown is the branch the conversation ended on."
         )
     return path[::-1]
+
+
+def _messages_at(messages: list[Any], path: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The messages at the positions of `path`, in its order: read in one pass where it runs
+    forward (as a branch does), else gathered first."""
+    wanted = set(path)
+    if path == sorted(path):
+        return ((n, m) for n, m in _numbered(messages) if n in wanted)
+    found = {n: m for n, m in _numbered(messages) if n in wanted}
+    return ((n, found[n]) for n in path)
 
 
 class _Builder:

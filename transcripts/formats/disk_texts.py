@@ -122,6 +122,41 @@ def held(value: Any) -> Any:
     return value if spill is None else spill.keep(value)
 
 
+def held_inside(value: Any) -> Any:
+    """`value` (parsed JSON) with each long str inside it held as `held` holds one; the same
+    object where nothing in it is held."""
+    spill = _SPILL.get()
+    return value if spill is None else _hold(value, spill)
+
+
+def _hold(value: Any, spill: TextSpill) -> Any:
+    if type(value) is str:
+        return spill.keep(value) if len(value) >= LONG_TEXT_MIN_CHARS else value
+    if type(value) is dict:
+        kept = {key: _hold(item, spill) for key, item in value.items()}
+        changed = any(a is not b for a, b in zip(kept.values(), value.values(), strict=True))
+        return kept if changed else value
+    if type(value) is list:
+        items = [_hold(item, spill) for item in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def read_back(value: Any) -> Any:
+    """What held_inside (or held) made of a value, as it was: the same object where nothing in
+    it waits on disk."""
+    if isinstance(value, DiskText):
+        return str(value)
+    if type(value) is dict:
+        read = {key: read_back(item) for key, item in value.items()}
+        changed = any(a is not b for a, b in zip(read.values(), value.values(), strict=True))
+        return read if changed else value
+    if type(value) is list:
+        items = [read_back(item) for item in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
 def plain_str(value: Any) -> Any:
     """`value`, a DiskText read back into the str it stands for (for what needs a real str:
     a regex, a str's own type check)."""

@@ -3,7 +3,7 @@
 `json.loads` of a 200 MB document holds the bytes and every decoded value at once, about 3.4
 times the file. A document on disk of STREAM_MIN_BYTES or more is read here instead, a block at
 a time: the members of its top-level object are decoded one by one, and an array (the top
-level, or a member's value) of STREAM_MIN_BYTES or more becomes a StreamedArray, whose items
+level, or a member's value of KEEP_ARRAY_BYTES or more) becomes a StreamedArray, whose items
 are decoded one at a time each time it is iterated. What a parser keeps of each item is its own
 affair (long texts wait on disk: disk_texts).
 
@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # records reads documents through this module
 
 # A document (and, inside it, an array) at least this big is streamed.
 STREAM_MIN_BYTES = 8 << 20
+# In a streamed document, an array under this size is decoded whole (a list, as json gives).
+KEEP_ARRAY_BYTES = 1 << 20
 # Read this much at a time (twice what is held, while one value is longer).
 READ_BYTES = 1 << 20
 # An error this close to the end of what is held may only mean that the value goes on.
@@ -115,7 +117,7 @@ def _object(reader: _Reader, source: SourceFile, least: int) -> dict[str, Any]:
         reader.expect(":")
         if reader.peek() == "[":
             start = reader.offset()
-            kept = reader.array(keep_below=least)
+            kept = reader.array(keep_below=min(least, KEEP_ARRAY_BYTES))
             document[key] = kept if kept is not None else StreamedArray(source, start)
         else:
             document[key] = reader.value()

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import Any
 
-from .disk_texts import held
+from .disk_texts import held, held_inside, read_back
 
 
 class EventKind(StrEnum):
@@ -95,12 +95,29 @@ class Event:
     def __post_init__(self) -> None:
         # While an upload is parsed, long texts wait on disk (disk_texts.texts_on_disk).
         self.text = held(self.text)
-        self.arguments = held(self.arguments)  # a long one as the log wrote it, not a dict
         # A log repeats these thousands of times, each time a str of its own once decoded.
         self.tool_name = _shared(self.tool_name)
         self.call_id = _shared(self.call_id)
         self.diff = held(self.diff)
         self.raw = held(self.raw)
+
+
+def _arguments_on_disk() -> None:
+    """Event.arguments reads as what the parser gave, always; while an upload is parsed, the
+    long strings inside (a file written, a patch) wait on disk in its place
+    (disk_texts.held_inside) and are read back each time it is read."""
+    slot = Event.__dict__["arguments"]
+
+    def read(event: Event) -> Any:
+        return read_back(slot.__get__(event, Event))
+
+    def write(event: Event, value: Any) -> None:
+        slot.__set__(event, held_inside(value))
+
+    Event.arguments = property(read, write)  # type: ignore[misc]
+
+
+_arguments_on_disk()
 
 
 def _shared(value: str | None) -> str | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.transcript_logs import write_claude_code_session, write_codex_rollout
-from transcripts.formats import claude_code, codex, disk_texts
+from transcripts.formats import claude_code, codex, disk_texts, json_document
 from transcripts.formats.archives import unpack, unpack_to
 from transcripts.formats.detect import parse_files, read_path
 from transcripts.formats.disk_texts import texts_on_disk
@@ -153,7 +153,9 @@ def test_unpacking_to_a_folder_gives_the_files_unpacking_in_memory_gives(tmp_pat
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
 def test_every_format_with_its_texts_on_disk_writes_the_same_json(log, tmp_path, monkeypatch):
+    # Every text held on disk, and every JSON document read a value at a time.
     monkeypatch.setattr(disk_texts, "LONG_TEXT_MIN_CHARS", 1)
+    monkeypatch.setattr(json_document, "STREAM_MIN_BYTES", 1)
     files = read_path(log)
     in_memory = parse_files(files, log.name)
     with texts_on_disk(tmp_path) as spill:
