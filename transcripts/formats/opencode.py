@@ -28,6 +28,7 @@ from typing import Any
 
 from .apply_patch import envelope_to_diffs, find_envelope
 from .diffs import TrackedFiles, new_file_diff, text_diff
+from .disk_texts import held_inside, read_back
 from .errors import TranscriptFormatError
 from .finish import finish_transcript
 from .recorded_diffs import exact_diff
@@ -59,12 +60,15 @@ class _Store:
     messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by session id
     parts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by message id
     where: dict[int, tuple[str, int]] = field(default_factory=dict)
+    read_ids: list[int] = field(default_factory=list)  # of parts read back, still held
 
     def add(self, value: Any, source: str, position: int) -> bool:
         if not isinstance(value, dict):
             return False
         kind = kind_of(value)
         if kind == "part":
+            # All parts wait here until the build: their long texts wait on disk (an upload's).
+            value = held_inside(value)
             self.parts.setdefault(str(value["messageID"]), []).append(value)
         elif kind == "message":
             self.messages.setdefault(str(value["sessionID"]), []).append(value)
@@ -74,6 +78,20 @@ class _Store:
             return False
         self.where[id(value)] = (source, position)
         return True
+
+    def read(self, part: dict[str, Any]) -> dict[str, Any]:
+        """A part as it was found, its long texts read back, known where the part was until
+        `forget_read` (its id may be another object's once it is gone)."""
+        found: dict[str, Any] = read_back(part)
+        if found is not part:
+            self.where[id(found)] = self.where[id(part)]
+            self.read_ids.append(id(found))
+        return found
+
+    def forget_read(self) -> None:
+        for number in self.read_ids:
+            self.where.pop(number, None)
+        self.read_ids.clear()
 
 
 def kind_of(value: dict[str, Any]) -> str | None:
@@ -223,10 +241,12 @@ class _Builder:
                 self._message(thread, message)
             except RECORD_ERRORS as exc:
                 record_not_understood(self.transcript.malformed, source, position, exc)
+            finally:
+                self.store.forget_read()
 
     def _parts(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         parts = self.store.parts.get(str(message.get("id")), [])
-        return sorted(parts, key=lambda p: str(p.get("id")))
+        return [self.store.read(p) for p in sorted(parts, key=lambda p: str(p.get("id")))]
 
     def _message(self, thread: Thread, message: dict[str, Any]) -> None:
         stamp = _iso(as_dict(message.get("time")).get("created"))

@@ -20,6 +20,8 @@ from transcripts.formats.redact import MARKER, redact_bytes, redact_chunks
 from transcripts.formats.schema import transcript_json_pieces
 from transcripts.formats.written_files import written_files
 
+from .opencode_storage import export_document
+
 FIXTURES = Path(__file__).parent / "fixtures"
 LOGS = sorted(FIXTURES.iterdir())
 
@@ -162,5 +164,18 @@ def test_every_format_with_its_texts_on_disk_writes_the_same_json(log, tmp_path,
         from_disk = parse_files(on_disk(files, tmp_path), log.name)
     held = [e for e in from_disk.events() if isinstance(e.text, disk_texts.SpilledText)]
     assert held and spill.read(0, 1)
+    assert "".join(transcript_json_pieces(from_disk)) == "".join(transcript_json_pieces(in_memory))
+    assert list(written_files(from_disk)) == list(written_files(in_memory))
+
+
+def test_an_opencode_export_with_its_texts_on_disk_writes_the_same_json(tmp_path, monkeypatch):
+    monkeypatch.setattr(disk_texts, "LONG_TEXT_MIN_CHARS", 1)
+    monkeypatch.setattr(json_document, "STREAM_MIN_BYTES", 1)
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export_document()))
+    in_memory = parse_files([SourceFile("export.json", path.read_bytes())], "export.json")
+    with texts_on_disk(tmp_path):
+        from_disk = parse_files([SourceFile.on_disk("export.json", path)], "export.json")
+    assert from_disk.format == "opencode-export"
     assert "".join(transcript_json_pieces(from_disk)) == "".join(transcript_json_pieces(in_memory))
     assert list(written_files(from_disk)) == list(written_files(in_memory))
