@@ -1,18 +1,23 @@
 """Memory of one upload: what a web process holds while it takes one valid log.
 
-    python bench/upload_memory.py [--sizes-mib 25,50,100,200] [--formats claude-code,codex]
-                                  [--paths service,http] [--out bench/results/upload-memory.json]
+    python bench/upload_memory.py [--sizes-mib 25,50,100,200] [--formats claude-code,codex,...]
+                                  [--paths service,trace,http]
+                                  [--out bench/results/upload-memory.json]
 
-Logs are generated (bench/transcript_logs.py) at each size, the largest just under
-ARENA_TRAJECTORY_MAX_BYTES: a Claude Code session folder uploaded as a deflated .zip (its
-subagent files and their .meta.json inside), a Codex rollout as a plain .jsonl and the same
-rollout as a .jsonl.gz. Each upload is measured in a fresh process:
+Logs are generated at each size, the largest just under ARENA_TRAJECTORY_MAX_BYTES, one of
+each format family: JSON lines (bench/transcript_logs.py: a Claude Code session folder
+uploaded as a deflated .zip, its subagent files and their .meta.json inside; a Codex rollout as
+a plain .jsonl and the same rollout as a .jsonl.gz) and one JSON document (here: an OpenAI chat
+message list, a Gemini CLI session, a claude.ai conversation, an OpenCode export). Each log's
+content differs from every other's (a server refuses a log it took before). Each upload is
+measured in a fresh process:
 
 - `service`: a Django process that imports the log once through the upload service
   (`transcripts.services.trajectory_import`, given the open file as Django hands a view its
   uploaded file) after a small warm-up upload; peak RSS over the RSS before it (VmHWM, reset
-  through /proc/self/clear_refs), then again in another fresh process under tracemalloc (its
-  traced peak: Python's own allocations, fragmentation and freed pages not counted).
+  through /proc/self/clear_refs).
+- `trace`: the same in another fresh process under tracemalloc (its traced peak: Python's own
+  allocations, fragmentation and freed pages not counted).
 - `http`: the app as deployed (gunicorn, one gthread worker, DEBUG off), a warm-up upload, then
   the log POSTed to /api/v1/trajectories streamed from disk; the worker's peak RSS over its RSS
   before the request.
@@ -29,6 +34,7 @@ import http.client
 import json
 import os
 import platform
+import random
 import shutil
 import socket
 import subprocess
@@ -42,7 +48,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.transcript_logs import write_claude_code_session, write_codex_rollout  # noqa: E402
+from bench.transcript_logs import (  # noqa: E402
+    _source_file,
+    _text,
+    write_claude_code_session,
+    write_codex_rollout,
+)
 
 DATA_DIR = REPO / "var" / "bench-upload-memory"
 MIB = 1 << 20
@@ -50,14 +61,29 @@ LIMIT_BYTES = 200 * MIB  # ARENA_TRAJECTORY_MAX_BYTES's default
 BUDGET_CAP_BYTES = 256 * MIB
 # The generators overshoot their target a little; the largest log stays under the limit.
 LARGEST_SHARE = 0.96
-FORMATS = ("claude-code", "codex", "codex-gz")
+FORMATS = (
+    "claude-code",
+    "codex",
+    "codex-gz",
+    "chat-messages",
+    "gemini-session",
+    "claude-ai-export",
+    "opencode-export",
+)
+# Formats read from one JSON document: the name each is uploaded under.
+DOCUMENTS = {
+    "chat-messages": "chat.json",
+    "gemini-session": "session-2025-10-18T14-57-bench.json",
+    "claude-ai-export": "conversation.json",
+    "opencode-export": "export.json",
+}
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes-mib", default="25,50,100,200")
     parser.add_argument("--formats", default=",".join(FORMATS))
-    parser.add_argument("--paths", default="service,http")
+    parser.add_argument("--paths", default="service,trace,http")
     parser.add_argument(
         "--out", type=Path, default=REPO / "bench" / "results" / "upload-memory.json"
     )
@@ -104,6 +130,16 @@ def logs_write(fmt: str, size_mib: int, folder: Path) -> tuple[Path, str]:
                     archive.write(path, path.relative_to(session).as_posix())
         shutil.rmtree(session)
         return upload, upload.name
+    if fmt in DOCUMENTS:
+        writers = {
+            "chat-messages": write_chat_document,
+            "gemini-session": write_gemini_session,
+            "claude-ai-export": write_claude_ai_conversation,
+            "opencode-export": write_opencode_export,
+        }
+        path = folder / DOCUMENTS[fmt]
+        writers[fmt](path, target_bytes=target, seed=size_mib)
+        return path, path.name
     rollout = folder / "rollout-2025-11-20T12-00-00-bench.jsonl"
     write_codex_rollout(rollout, target_bytes=target)
     if fmt == "codex":
@@ -113,6 +149,282 @@ def logs_write(fmt: str, size_mib: int, folder: Path) -> tuple[Path, str]:
         shutil.copyfileobj(source, out, 1 << 20)
     rollout.unlink()
     return packed, packed.name
+
+
+# ---- logs that are one JSON document -----------------------------------------------------------
+
+
+class _DocumentWriter:
+    """Items of a JSON array written one per line, counting the bytes."""
+
+    def __init__(self, path: Path, head: str, tail: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = path.open("w", encoding="utf-8")
+        self.tail, self.written, self.first = tail, 0, True
+        self._put(head)
+
+    def _put(self, text: str) -> None:
+        self.handle.write(text)
+        self.written += len(text.encode())
+
+    def item(self, value: Any) -> None:
+        self._put(("\n" if self.first else ",\n") + json.dumps(value))
+        self.first = False
+
+    def close(self) -> None:
+        self._put("\n" + self.tail)
+        self.handle.close()
+
+
+def write_chat_document(path: Path, *, target_bytes: int, seed: int) -> None:
+    """An OpenAI chat message list: tool calls that write files and run tests, their outputs."""
+    rng = random.Random(seed)  # noqa: S311
+    out = _DocumentWriter(path, "[", "]")
+    out.item({"role": "system", "content": f"You write GPU kernels. Run {seed}."})
+    out.item({"role": "user", "content": "Make kernel.py faster."})
+    number = 0
+    while out.written < target_bytes:
+        number += 1
+        call = f"call_{number:06d}"
+        if number % 2:
+            arguments = {
+                "path": f"src/k{number % 5}.py",
+                "content": "\n".join(_source_file(rng, 30)),
+            }
+            name, output = "write_file", "ok"
+        else:
+            arguments = {"command": "python -m pytest -q"}
+            name, output = "run", _text(rng, rng.randint(2000, 8000))
+        out.item(
+            {
+                "role": "assistant",
+                "content": _text(rng, 200),
+                "tool_calls": [
+                    {
+                        "id": call,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(arguments)},
+                    }
+                ],
+                "usage": {"prompt_tokens": rng.randint(5000, 40000), "completion_tokens": 300},
+            }
+        )
+        out.item({"role": "tool", "tool_call_id": call, "content": output})
+    out.item({"role": "assistant", "content": "The kernel is faster now."})
+    out.close()
+
+
+def write_gemini_session(path: Path, *, target_bytes: int, seed: int) -> None:
+    """A Gemini CLI session file: model messages with thoughts, tool calls and their results."""
+    rng = random.Random(seed)  # noqa: S311
+    head = json.dumps(
+        {
+            "sessionId": f"bench-{seed}",
+            "projectHash": "ab" * 32,
+            "startTime": "2025-10-18T14:57:28.974Z",
+            "lastUpdated": "2025-10-18T18:00:00.000Z",
+        }
+    )
+    out = _DocumentWriter(path, head[:-1] + ', "messages": [', "]}")
+    out.item(
+        {
+            "id": "u1",
+            "timestamp": "2025-10-18T14:57:28.974Z",
+            "type": "user",
+            "content": "Make kernel.py faster.",
+        }
+    )
+    number = 0
+    while out.written < target_bytes:
+        number += 1
+        stamp = f"2025-10-18T15:{number // 60 % 60:02d}:{number % 60:02d}.000Z"
+        if number % 2:
+            name, args = (
+                "write_file",
+                {"file_path": f"/w/k{number % 5}.py", "content": "\n".join(_source_file(rng, 30))},
+            )
+            output = "Successfully wrote the file."
+        else:
+            name, args = "run_shell_command", {"command": "python -m pytest -q"}
+            output = _text(rng, rng.randint(2000, 8000))
+        call = f"{name}-{number}"
+        out.item(
+            {
+                "id": f"g{number}",
+                "timestamp": stamp,
+                "type": "gemini",
+                "content": _text(rng, 200),
+                "model": "gemini-2.5-pro",
+                "thoughts": [
+                    {"subject": "Next", "description": _text(rng, 300), "timestamp": stamp}
+                ],
+                "tokens": {
+                    "input": rng.randint(5000, 40000),
+                    "output": 300,
+                    "cached": 4000,
+                    "thoughts": 100,
+                    "tool": 0,
+                    "total": 50000,
+                },
+                "toolCalls": [
+                    {
+                        "id": call,
+                        "name": name,
+                        "args": args,
+                        "result": [
+                            {
+                                "functionResponse": {
+                                    "id": call,
+                                    "name": name,
+                                    "response": {"output": output},
+                                }
+                            }
+                        ],
+                        "status": "success",
+                        "timestamp": stamp,
+                    }
+                ],
+            }
+        )
+    out.close()
+
+
+def write_claude_ai_conversation(path: Path, *, target_bytes: int, seed: int) -> None:
+    """One conversation of a claude.ai export: replies with thinking, tool calls and results,
+    each message linked to the one before it."""
+    rng = random.Random(seed)  # noqa: S311
+    head = json.dumps(
+        {
+            "uuid": f"conversation-{seed}",
+            "name": "Faster kernel",
+            "created_at": "2024-05-01T10:00:00.000000Z",
+            "updated_at": "2024-05-01T18:00:00.000000Z",
+            "account": {"uuid": "acc-1"},
+        }
+    )
+    out = _DocumentWriter(path, head[:-1] + ', "chat_messages": [', "]}")
+    parent, number = "00000000-0000-4000-8000-000000000000", 0
+    while out.written < target_bytes:
+        number += 1
+        stamp = f"2024-05-01T1{number // 3600 % 8}:{number // 60 % 60:02d}:{number % 60:02d}Z"
+        uuid_ = f"m-{number:08d}"
+        if number % 2:
+            content = [{"type": "text", "text": _text(rng, 300)}]
+            sender = "human"
+        else:
+            call = f"toolu_{number:08d}"
+            content = [
+                {"type": "thinking", "thinking": _text(rng, 300)},
+                {"type": "text", "text": _text(rng, 200)},
+                {
+                    "type": "tool_use",
+                    "id": call,
+                    "name": "repl",
+                    "input": {"code": "\n".join(_source_file(rng, 30))},
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call,
+                    "name": "repl",
+                    "content": [{"type": "text", "text": _text(rng, rng.randint(2000, 8000))}],
+                    "is_error": False,
+                },
+            ]
+            sender = "assistant"
+        for block in content:
+            block.update({"start_timestamp": stamp, "stop_timestamp": stamp})
+        out.item(
+            {
+                "uuid": uuid_,
+                "text": "",
+                "content": content,
+                "sender": sender,
+                "created_at": stamp,
+                "updated_at": stamp,
+                "attachments": [],
+                "files": [],
+                "parent_message_uuid": parent,
+            }
+        )
+        parent = uuid_
+    out.close()
+
+
+def write_opencode_export(path: Path, *, target_bytes: int, seed: int) -> None:
+    """`opencode export <session>`: a user message, then replies with reasoning, a tool call
+    (a file written or a command run, with its output) and the step's tokens."""
+    rng = random.Random(seed)  # noqa: S311
+    session, start = f"ses_bench{seed:06d}", 1_760_000_000_000
+    info = {
+        "id": session,
+        "projectID": "prj_bench",
+        "directory": "/w",
+        "version": "0.15.8",
+        "title": "Faster kernel",
+        "time": {"created": start, "updated": start + 9_000_000},
+    }
+    out = _DocumentWriter(path, json.dumps({"info": info})[:-1] + ', "messages": [', "]}")
+    user = {"id": "msg_0000000", "sessionID": session, "role": "user", "time": {"created": start}}
+    text = {"type": "text", "text": "Make kernel.py faster."}
+    out.item({"info": user, "parts": [{"id": "prt_0000000001", **_ids(user), **text}]})
+    number = 0
+    while out.written < target_bytes:
+        number += 1
+        message = {
+            "id": f"msg_{number:07d}",
+            "sessionID": session,
+            "role": "assistant",
+            "time": {"created": start + number * 1000, "completed": start + number * 1000 + 900},
+            "modelID": "claude-sonnet-4-5-20250929",
+            "providerID": "anthropic",
+            "cost": 0.01,
+            "tokens": {
+                "input": 20,
+                "output": 300,
+                "reasoning": 0,
+                "cache": {"read": 9000, "write": 0},
+            },
+        }
+        if number % 2:
+            tool, args, output = (
+                "write",
+                {"filePath": f"/w/k{number % 5}.py", "content": "\n".join(_source_file(rng, 30))},
+                "",
+            )
+        else:
+            tool, args = "bash", {"command": "python -m pytest -q"}
+            output = _text(rng, rng.randint(2000, 8000))
+        state = {
+            "status": "completed",
+            "input": args,
+            "output": output,
+            "time": {"start": start, "end": start + 50},
+        }
+        parts = [
+            {"type": "reasoning", "text": _text(rng, 300)},
+            {"type": "text", "text": _text(rng, 200)},
+            {"type": "tool", "callID": f"toolu_{number:07d}", "tool": tool, "state": state},
+            {
+                "type": "step-finish",
+                "reason": "tool-calls",
+                "cost": 0.01,
+                "tokens": message["tokens"],
+            },
+        ]
+        out.item(
+            {
+                "info": message,
+                "parts": [
+                    {"id": f"prt_{number:07d}{n:03d}", **_ids(message), **part}
+                    for n, part in enumerate(parts, start=1)
+                ],
+            }
+        )
+    out.close()
+
+
+def _ids(message: dict[str, Any]) -> dict[str, str]:
+    return {"sessionID": message["sessionID"], "messageID": message["id"]}
 
 
 def expanded_bytes(path: Path) -> int:
@@ -159,9 +471,11 @@ def django_ready() -> None:
 
 
 def warmup_log(folder: Path) -> Path:
-    path = folder / "warmup" / "rollout-2025-11-20T12-00-00-warmup.jsonl"
-    if not path.exists():
-        write_codex_rollout(path, target_bytes=200_000)
+    """A small log of its own for each warm-up: the same bytes twice would be refused as
+    uploaded already (409) by a server that took them before."""
+    seed = uuid.uuid4().int % 1_000_000
+    path = folder / "warmup" / f"rollout-2025-11-20T12-00-00-warmup-{seed}.jsonl"
+    write_codex_rollout(path, target_bytes=200_000, seed=seed)
     return path
 
 
@@ -203,9 +517,9 @@ def child_main(mode: str, log: str, name: str) -> None:
     print(json.dumps(report))
 
 
-def through_service(log: Path, name: str, env: dict[str, str]) -> dict[str, Any]:
+def through_service(log: Path, name: str, env: dict[str, str], modes: list[str]) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    for mode in ("rss", "trace"):
+    for mode in modes:
         done = subprocess.run(
             [sys.executable, __file__, "--child", mode, str(log), name],
             env=env,
@@ -343,8 +657,9 @@ def measure(fmt: str, size_mib: int, paths: list[str], env: dict[str, str]) -> d
         "upload_bytes": log.stat().st_size,
         "expanded_bytes": expanded_bytes(log),
     }
-    if "service" in paths:
-        row.update(through_service(log, name, env))
+    modes = [m for m, path in (("rss", "service"), ("trace", "trace")) if path in paths]
+    if modes:
+        row.update(through_service(log, name, env, modes))
     if "http" in paths:
         row.update(through_http(log, name, env))
     stored = row.get("stored_bytes")
