@@ -21,6 +21,7 @@ price list, 0 where the provider bills otherwise) is the log's cost when any is 
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from typing import Any
 
 from .apply_patch import envelope_to_diffs, find_envelope
 from .diffs import TrackedFiles, new_file_diff, text_diff
-from .disk_texts import held_inside, read_back
+from .disk_texts import DiskText, held
 from .errors import TranscriptFormatError
 from .finish import finish_transcript
 from .recorded_diffs import exact_diff
@@ -60,32 +61,46 @@ class _Store:
     messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by session id
     parts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by message id
     where: dict[int, tuple[str, int]] = field(default_factory=dict)
-    read_ids: list[int] = field(default_factory=list)  # of parts read back, still held
+    # For an upload, the JSON on disk of each message and part, by the id of what stands for it.
+    packed: dict[int, DiskText] = field(default_factory=dict)
+    read_ids: list[int] = field(default_factory=list)  # of messages and parts read back, held
 
     def add(self, value: Any, source: str, position: int) -> bool:
         if not isinstance(value, dict):
             return False
         kind = kind_of(value)
         if kind == "part":
-            # All parts wait here until the build: their long texts wait on disk (an upload's).
-            value = held_inside(value)
-            self.parts.setdefault(str(value["messageID"]), []).append(value)
+            kept = self._pack(value, {"id": value.get("id")})
+            self.parts.setdefault(str(value["messageID"]), []).append(kept)
         elif kind == "message":
-            self.messages.setdefault(str(value["sessionID"]), []).append(value)
+            created = as_dict(value.get("time")).get("created")
+            kept = self._pack(value, {"id": value.get("id"), "time": {"created": created}})
+            self.messages.setdefault(str(value["sessionID"]), []).append(kept)
         elif kind == "session":
-            self.sessions.setdefault(str(value["id"]), value)
+            kept = self.sessions.setdefault(str(value["id"]), value)
         else:
             return False
-        self.where[id(value)] = (source, position)
+        self.where[id(kept)] = (source, position)
         return True
 
-    def read(self, part: dict[str, Any]) -> dict[str, Any]:
-        """A part as it was found, its long texts read back, known where the part was until
-        `forget_read` (its id may be another object's once it is gone)."""
-        found: dict[str, Any] = read_back(part)
-        if found is not part:
-            self.where[id(found)] = self.where[id(part)]
-            self.read_ids.append(id(found))
+    def _pack(self, value: dict[str, Any], stub: dict[str, Any]) -> dict[str, Any]:
+        """All messages and parts wait here until the build; while an upload is parsed, each
+        waits as its JSON on disk, and `stub` (what ordering them needs) stands for it."""
+        text = held(json.dumps(value))
+        if not isinstance(text, DiskText):
+            return value
+        self.packed[id(stub)] = text
+        return stub
+
+    def read(self, kept: dict[str, Any]) -> dict[str, Any]:
+        """A message or part as it was found, known where it was until `forget_read` (its id
+        may be another object's once it is gone)."""
+        text = self.packed.get(id(kept))
+        if text is None:
+            return kept
+        found: dict[str, Any] = json.loads(str(text))
+        self.where[id(found)] = self.where[id(kept)]
+        self.read_ids.append(id(found))
         return found
 
     def forget_read(self) -> None:
@@ -238,7 +253,7 @@ class _Builder:
         for message in messages:
             source, position = self.store.where.get(id(message), ("?", 0))
             try:
-                self._message(thread, message)
+                self._message(thread, self.store.read(message))
             except RECORD_ERRORS as exc:
                 record_not_understood(self.transcript.malformed, source, position, exc)
             finally:

@@ -20,7 +20,7 @@ from transcripts.formats.redact import MARKER, redact_bytes, redact_chunks
 from transcripts.formats.schema import transcript_json_pieces
 from transcripts.formats.written_files import written_files
 
-from .opencode_storage import export_document
+from .opencode_storage import export_document, write_storage
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOGS = sorted(FIXTURES.iterdir())
@@ -177,5 +177,19 @@ def test_an_opencode_export_with_its_texts_on_disk_writes_the_same_json(tmp_path
     with texts_on_disk(tmp_path):
         from_disk = parse_files([SourceFile.on_disk("export.json", path)], "export.json")
     assert from_disk.format == "opencode-export"
+    assert "".join(transcript_json_pieces(from_disk)) == "".join(transcript_json_pieces(in_memory))
+    assert list(written_files(from_disk)) == list(written_files(in_memory))
+
+
+def test_an_opencode_folder_with_its_texts_on_disk_writes_the_same_json(tmp_path, monkeypatch):
+    monkeypatch.setattr(disk_texts, "LONG_TEXT_MIN_CHARS", 1)
+    storage = write_storage(tmp_path / "opencode")
+    files = read_path(storage)
+    in_memory = parse_files(files, "storage")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    with texts_on_disk(tmp_path):
+        from_disk = parse_files(on_disk(files, copies), "storage")
+    assert from_disk.format == "opencode-storage"
     assert "".join(transcript_json_pieces(from_disk)) == "".join(transcript_json_pieces(in_memory))
     assert list(written_files(from_disk)) == list(written_files(in_memory))
