@@ -2,7 +2,7 @@
 
 An upload names an agent and a task and carries the agent's log and its final kernel, attached
 or taken from the log: the last content the agent wrote to its solution file, replayed by
-transcripts.formats.written_files from the task's starter files. The run, its trajectory and
+transcript_formats.written_files from the task's starter files. The run, its trajectory and
 its submission are written in one transaction, and the submission goes through the build stage
 and the GPU queue as every other does; the run's cost and tokens are the log's. A log with no
 kernel is stored as a transcript only: a finished run with no submission, never on the board.
@@ -43,9 +43,9 @@ from arena.workspace import MAX_STARTER_FILES, STARTER_DIR
 from evaluator.solution_checks import SolutionRefused, solution_check, solution_max_bytes
 from tasks.models import Task
 from tasks.selectors import task_folder, task_get_active
-from transcripts.formats import Transcript
-from transcripts.formats.redact import redact_text
-from transcripts.formats.written_files import (
+from transcript_formats import Transcript
+from transcript_formats.redact import redact_text
+from transcript_formats.written_files import (
     FileNotWritten,
     WrittenFile,
     file_from_transcript,

@@ -32,7 +32,7 @@ from evaluator.solution_checks import (
     solution_max_bytes,
 )
 from tasks.selectors import task_list
-from transcripts.render.highlight import python_to_html
+from transcript_render.highlight import python_to_html
 from transcripts.services import (
     TrajectoryForbidden,
     TrajectoryRejected,

@@ -20,7 +20,7 @@ from arena.selectors import runs_visible_to
 from arena.services import run_may_act
 from tasks.models import Task
 from tasks.selectors import task_get_active
-from transcripts.formats.registry import harness_by_format
+from transcript_formats.registry import harness_by_format
 from transcripts.models import Trajectory
 from transcripts.services import (
     TrajectoryForbidden,

@@ -621,7 +621,7 @@ def _measure_child(path: str) -> None:
     import tracemalloc
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from transcripts.formats import parse_path
+    from transcript_formats import parse_path
 
     baseline_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started, cpu_started = time.perf_counter(), time.process_time()

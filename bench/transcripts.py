@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.transcript_logs import write_claude_code_session, write_codex_rollout  # noqa: E402
-from transcripts.formats import parse_path  # noqa: E402
-from transcripts.formats.redact import redact_bytes  # noqa: E402
-from transcripts.render import export_html, export_to  # noqa: E402
+from transcript_formats import parse_path  # noqa: E402
+from transcript_formats.redact import redact_bytes  # noqa: E402
+from transcript_render import export_html, export_to  # noqa: E402
 
 WORK = REPO / "var" / "bench-transcripts"
 CCL_VENV = REPO / "var" / "bench-claude-code-log-venv"

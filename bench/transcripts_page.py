@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.transcript_logs import write_claude_code_session  # noqa: E402
-from transcripts.formats import parse_path  # noqa: E402
-from transcripts.render import export_to  # noqa: E402
+from transcript_formats import parse_path  # noqa: E402
+from transcript_render import export_to  # noqa: E402
 
 WORK = REPO / "var" / "bench-transcripts-page"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

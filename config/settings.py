@@ -307,7 +307,7 @@ ARENA_MAX_SOLUTION_BYTES = env_int("ARENA_MAX_SOLUTION_BYTES", 1024 * 1024, mini
 # An agent's log as uploaded, and again as unpacked from a .zip or .gz.
 ARENA_TRAJECTORY_MAX_BYTES = env_int("ARENA_TRAJECTORY_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
 # An uploaded .zip's entries at most, and how many times its compressed size an entry may expand
-# to: logs deflate about 10x, a zip bomb about 1000x (transcripts/formats/archives.py).
+# to: logs deflate about 10x, a zip bomb about 1000x (transcript_formats/archives.py).
 ARENA_ARCHIVE_MAX_MEMBERS = env_int("ARENA_ARCHIVE_MAX_MEMBERS", 10_000, minimum=1)
 ARENA_ARCHIVE_MAX_RATIO = env_int("ARENA_ARCHIVE_MAX_RATIO", 100, minimum=2)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ARENA_MAX_UPLOAD_BYTES", 64 * 1024 * 1024, minimum=1024)

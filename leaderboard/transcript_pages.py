@@ -16,7 +16,7 @@ from arena.selectors import runs_visible_to
 from evaluator.models import Evaluation
 from evaluator.redaction import error_seen, result_seen
 from leaderboard.gates import gate_lines, gate_rows
-from transcripts.render import RunContext, transcript_policy
+from transcript_render import RunContext, transcript_policy
 from transcripts.services import transcript_page_html
 
 

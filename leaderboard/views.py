@@ -75,7 +75,7 @@ from leaderboard.selectors import (
 from leaderboard.templatetags.leaderboard import SPEED_BINS
 from tasks.models import Task
 from tasks.selectors import task_folder, task_get_active, task_list, task_shape_rows, task_suites
-from transcripts.render.highlight import python_to_html
+from transcript_render.highlight import python_to_html
 from web.page_cache import public_page
 
 RUN_PAGE_LIMIT = 100

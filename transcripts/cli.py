@@ -1,7 +1,7 @@
 """`python -m transcripts`: inspect a log's counts, take the kernel its agent last wrote, or
 render it to one self-contained HTML file.
 
-Needs no Django: it uses only transcripts.formats (and transcripts.render for `render`).
+Needs no Django: it uses only transcript_formats (and transcript_render for `render`).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from transcripts.formats import ArchiveLimits, Transcript, TranscriptFormatError, parse_path
-from transcripts.formats.archives import DEFAULT_LIMITS
-from transcripts.formats.counts import transcript_counts
-from transcripts.formats.written_files import (
+from transcript_formats import ArchiveLimits, Transcript, TranscriptFormatError, parse_path
+from transcript_formats.archives import DEFAULT_LIMITS
+from transcript_formats.counts import transcript_counts
+from transcript_formats.written_files import (
     FileNotWritten,
     WrittenFile,
     file_from_transcript,
     solution_from_transcript,
 )
-from transcripts.render.export import export_to
+from transcript_render.export import export_to
 
 # A workspace file larger than this is not source an agent edits (nor read whole).
 WORKSPACE_FILE_MAX_BYTES = 1 << 20

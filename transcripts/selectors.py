@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
-from transcripts.formats.schema import Transcript
+from transcript_formats.schema import Transcript
 from transcripts.models import Trajectory
 
 

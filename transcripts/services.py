@@ -28,21 +28,21 @@ from typing import Any, BinaryIO
 from django.conf import settings
 from django.db import transaction
 
-from transcripts.formats import Transcript, TranscriptFormatError
-from transcripts.formats.archives import (
+from transcript_formats import Transcript, TranscriptFormatError
+from transcript_formats.archives import (
     CHUNK_BYTES,
     ArchiveError,
     ArchiveLimits,
     Unpacked,
     unpack_to,
 )
-from transcripts.formats.counts import transcript_counts
-from transcripts.formats.detect import parse_files
-from transcripts.formats.disk_texts import texts_on_disk
-from transcripts.formats.records import SourceFile, first_byte
-from transcripts.formats.redact import redact_chunks, redact_text
+from transcript_formats.counts import transcript_counts
+from transcript_formats.detect import parse_files
+from transcript_formats.disk_texts import texts_on_disk
+from transcript_formats.records import SourceFile, first_byte
+from transcript_formats.redact import redact_chunks, redact_text
+from transcript_render import RunContext, export_to, renderer_version, write_transcript
 from transcripts.models import Trajectory
-from transcripts.render import RunContext, export_to, renderer_version, write_transcript
 from transcripts.selectors import trajectory_transcript
 from transcripts.spool import (
     GZIP_LEVEL,
@@ -177,7 +177,7 @@ def trajectory_prepare(
     Give one of `data`, `path` (a file or a folder) and `file` (a seekable binary file, such as
     Django's uploaded file). The bytes move in chunks through a work folder under the app's
     temporary folder, never whole in memory: the upload is read in chunks and refused past a
-    cap as it streams; archives are expanded by transcripts.formats.archives to files there,
+    cap as it streams; archives are expanded by transcript_formats.archives to files there,
     redacted on the way; the parsers read those files line by line; both stored files are
     gzipped there as they are written. What stays in memory is the parsed transcript, which
     `examine` (the caller's: the kernel an agent wrote, say) reads before it is let go; what it

@@ -30,9 +30,9 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db.models.fields.files import FieldFile
 
-from transcripts.formats.archives import CHUNK_BYTES, Unpacked
-from transcripts.formats.redact import redact_text
-from transcripts.formats.schema import Transcript, transcript_json_pieces
+from transcript_formats.archives import CHUNK_BYTES, Unpacked
+from transcript_formats.redact import redact_text
+from transcript_formats.schema import Transcript, transcript_json_pieces
 
 # gzip level 1 compresses logs about 6x at several times the speed of the default level 9.
 GZIP_LEVEL = 1

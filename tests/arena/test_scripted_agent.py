@@ -17,7 +17,7 @@ from arena.agents import (
 )
 from arena.workspace import workspace_build, workspace_changed_protected, workspace_collect
 from grader.taskspec import DEFAULT_CATALOG
-from transcripts.formats import parse_bytes
+from transcript_formats import parse_bytes
 
 CORE = DEFAULT_CATALOG / "core"
 

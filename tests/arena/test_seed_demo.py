@@ -20,7 +20,7 @@ from arena.demo.seeding import Recorded, recorded_matches
 from arena.models import Agent, Run, RunScore
 from grader.taskspec import DEFAULT_CATALOG, find_task_folder, load_task
 from tasks.models import Task
-from transcripts.formats import parse_bytes
+from transcript_formats import parse_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "tt-vector-add"

@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.transcripts.render.injection import PAYLOADS, hostile_context, hostile_transcript
-from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn
-from transcripts.render import export_html
+from transcript_formats.schema import Event, EventKind, Thread, Transcript, Turn
+from transcript_render import export_html
 
 
 @pytest.fixture
@@ -393,7 +393,7 @@ def mixed_transcript(turns: int = 240) -> Transcript:
 
 
 def mixed_page(page, tmp_path, width: int, **context):
-    from transcripts.render import RunContext
+    from transcript_render import RunContext
 
     page.set_viewport_size({"width": width, "height": 900})
     html = export_html(mixed_transcript(), context=RunContext(verdict="passed", **context))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from tests.transcripts.render.injection import PAYLOADS
 from tests.transcripts.render.test_render import elements
-from transcripts.formats import Transcript, TranscriptFormatError, parse_bytes
-from transcripts.render import export_html
+from transcript_formats import Transcript, TranscriptFormatError, parse_bytes
+from transcript_render import export_html
 
 from .test_hostile_records import _mutate
 

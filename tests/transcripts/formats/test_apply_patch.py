@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from transcripts.formats.apply_patch import envelope_to_diffs, find_envelope, parse_envelope
-from transcripts.formats.diffs import TrackedFiles, apply_unified_diff
+from transcript_formats.apply_patch import envelope_to_diffs, find_envelope, parse_envelope
+from transcript_formats.diffs import TrackedFiles, apply_unified_diff
 
 SOURCE = "".join(f"line {i}\n" for i in range(1, 31))
 

@@ -19,8 +19,8 @@ from bench.archive_bombs import (
     write_zip_bomb,
     zip_bomb,
 )
-from transcripts.formats import ArchiveError, ArchiveLimits, parse_bytes, parse_path
-from transcripts.formats.archives import unpack
+from transcript_formats import ArchiveError, ArchiveLimits, parse_bytes, parse_path
+from transcript_formats.archives import unpack
 
 from .transcript_readers import FIXTURES
 

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from tests.transcripts.render.injection import PAYLOADS
-from transcripts.formats import (
+from transcript_formats import (
     ArchiveLimits,
     EventKind,
     TranscriptFormatError,
@@ -18,8 +18,8 @@ from transcripts.formats import (
     parse_bytes,
     parse_path,
 )
-from transcripts.formats.claude_ai_export import ATTACHMENT_TEXT_CHARS
-from transcripts.formats.records import RAW_CAP_CHARS
+from transcript_formats.claude_ai_export import ATTACHMENT_TEXT_CHARS
+from transcript_formats.records import RAW_CAP_CHARS
 
 from .hostile_logs import assert_payloads_stay_text, fuzz
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple

@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from transcripts.formats import EventKind, Transcript, parse_bytes, parse_path
-from transcripts.formats.claude_code_notices import DETAIL_CAP_CHARS
-from transcripts.formats.diffs import apply_unified_diff
-from transcripts.render import export_html
+from transcript_formats import EventKind, Transcript, parse_bytes, parse_path
+from transcript_formats.claude_code_notices import DETAIL_CAP_CHARS
+from transcript_formats.diffs import apply_unified_diff
+from transcript_render import export_html
 
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple
 

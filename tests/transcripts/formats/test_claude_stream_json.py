@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from transcripts.formats import EventKind, parse_bytes, parse_path
+from transcript_formats import EventKind, parse_bytes, parse_path
 
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from transcripts.formats import EventKind, parse_bytes, parse_path
-from transcripts.formats.diffs import apply_unified_diff
+from transcript_formats import EventKind, parse_bytes, parse_path
+from transcript_formats.diffs import apply_unified_diff
 
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple
 

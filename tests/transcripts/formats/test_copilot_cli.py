@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from transcripts.formats import EventKind, TranscriptFormatError, parse_bytes, parse_path
-from transcripts.formats.diffs import apply_unified_diff
-from transcripts.formats.records import RAW_CAP_CHARS
+from transcript_formats import EventKind, TranscriptFormatError, parse_bytes, parse_path
+from transcript_formats.diffs import apply_unified_diff
+from transcript_formats.records import RAW_CAP_CHARS
 
 from .hostile_logs import assert_payloads_stay_text, fuzz
 from .payload_fields import carries_payloads, lines_with_payloads

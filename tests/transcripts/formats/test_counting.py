@@ -1,5 +1,5 @@
 """One meaning of "turn", "tool call" and "file change" across every format
-(transcripts/formats/counts.py; docs/transcripts.md, "What is counted"), checked over a log of
+(transcript_formats/counts.py; docs/transcripts.md, "What is counted"), checked over a log of
 each format the registry declares."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from transcripts.formats import EventKind, Transcript, parse_bytes, parse_path
-from transcripts.formats.counts import transcript_counts
-from transcripts.formats.file_writes import ops_of_call
-from transcripts.formats.registry import FORMATS
-from transcripts.render.view import build_view, outline
+from transcript_formats import EventKind, Transcript, parse_bytes, parse_path
+from transcript_formats.counts import transcript_counts
+from transcript_formats.file_writes import ops_of_call
+from transcript_formats.registry import FORMATS
+from transcript_render.view import build_view, outline
 
 from .new_format_logs import (
     antigravity_log,

@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-from transcripts.formats import EventKind, parse_bytes, parse_path
-from transcripts.formats.cursor_transcripts import cursor_time, split_prompt
-from transcripts.formats.diffs import apply_unified_diff
+from transcript_formats import EventKind, parse_bytes, parse_path
+from transcript_formats.cursor_transcripts import cursor_time, split_prompt
+from transcript_formats.diffs import apply_unified_diff
 
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple
 

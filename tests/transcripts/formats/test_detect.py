@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from transcripts.formats import (
+from transcript_formats import (
     Event,
     EventKind,
     Thread,
@@ -21,10 +21,10 @@ from transcripts.formats import (
     parse_bytes,
     parse_path,
 )
-from transcripts.formats.detect import SNIFF_LINE_CHARS, sniff
-from transcripts.formats.json_prefix import CUT, decode_prefix
-from transcripts.formats.key_fields import check_key_fields
-from transcripts.formats.records import SourceFile
+from transcript_formats.detect import SNIFF_LINE_CHARS, sniff
+from transcript_formats.json_prefix import CUT, decode_prefix
+from transcript_formats.key_fields import check_key_fields
+from transcript_formats.records import SourceFile
 
 from .transcript_readers import FIXTURES, texts
 

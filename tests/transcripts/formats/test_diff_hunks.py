@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from transcripts.formats.diffs import apply_unified_diff, hunk_counts, structured_patch_diff
+from transcript_formats.diffs import apply_unified_diff, hunk_counts, structured_patch_diff
 
 HEADER = re.compile(r"^@@ -(\d+),(\d+) \+(\d+),(\d+) @@$", re.M)
 

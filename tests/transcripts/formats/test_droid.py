@@ -8,14 +8,14 @@ import zipfile
 
 import pytest
 
-from transcripts.formats import (
+from transcript_formats import (
     EventKind,
     TranscriptFormatError,
     detect_format,
     parse_bytes,
     parse_path,
 )
-from transcripts.formats.diffs import apply_unified_diff
+from transcript_formats.diffs import apply_unified_diff
 
 from .hostile_logs import assert_payloads_stay_text, fuzz
 from .payload_fields import carries_payloads, lines_with_payloads

@@ -3,9 +3,9 @@
 import base64
 import json
 
-from transcripts.formats import parse_bytes
-from transcripts.formats.schema import EventKind
-from transcripts.render import export_html
+from transcript_formats import parse_bytes
+from transcript_formats.schema import EventKind
+from transcript_render import export_html
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bench.transcript_logs import write_claude_code_session, write_codex_rollout
-from transcripts.formats import EventKind, parse_path
-from transcripts.formats.diffs import apply_unified_diff
+from transcript_formats import EventKind, parse_path
+from transcript_formats.diffs import apply_unified_diff
 
 from .transcript_readers import events_of
 

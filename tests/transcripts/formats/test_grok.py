@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.transcripts.render.injection import PAYLOADS
-from transcripts.formats import (
+from transcript_formats import (
     ArchiveLimits,
     EventKind,
     TranscriptFormatError,
@@ -16,8 +16,8 @@ from transcripts.formats import (
     parse_bytes,
     parse_path,
 )
-from transcripts.formats.diffs import apply_unified_diff
-from transcripts.formats.records import RAW_CAP_CHARS
+from transcript_formats.diffs import apply_unified_diff
+from transcript_formats.records import RAW_CAP_CHARS
 
 from .hostile_logs import assert_payloads_stay_text, fuzz
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple

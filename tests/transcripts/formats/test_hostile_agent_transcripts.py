@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from tests.transcripts.render.injection import PAYLOADS
-from transcripts.formats import EventKind, parse_bytes
-from transcripts.formats.records import RAW_CAP_CHARS
+from transcript_formats import EventKind, parse_bytes
+from transcript_formats.records import RAW_CAP_CHARS
 
 from .hostile_logs import JUNK_LINES, assert_payloads_stay_text, fuzz
 from .transcript_readers import FIXTURES, events_of

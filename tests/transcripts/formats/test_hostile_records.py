@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from transcripts.formats import TranscriptFormatError, parse_bytes
+from transcript_formats import TranscriptFormatError, parse_bytes
 
 from .transcript_readers import FIXTURES
 

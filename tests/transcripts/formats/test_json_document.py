@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from transcripts.formats import json_document
-from transcripts.formats.json_document import StreamedArray, load_document
-from transcripts.formats.records import SourceFile
+from transcript_formats import json_document
+from transcript_formats.json_document import StreamedArray, load_document
+from transcript_formats.records import SourceFile
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DOCUMENTS = [

@@ -6,7 +6,7 @@ import io
 import json
 import zipfile
 
-from transcripts.formats import EventKind, parse_bytes
+from transcript_formats import EventKind, parse_bytes
 
 from .transcript_readers import texts
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from transcripts.formats import (
+from transcript_formats import (
     ArchiveError,
     ArchiveLimits,
     EventKind,
@@ -19,7 +19,7 @@ from transcripts.formats import (
     parse_bytes,
     parse_path,
 )
-from transcripts.formats.diffs import apply_unified_diff
+from transcript_formats.diffs import apply_unified_diff
 
 from .hostile_logs import assert_payloads_stay_text, fuzz, mutated_document, parse_or_refuse
 from .opencode_storage import CHILD, MAIN, export_document, write_storage

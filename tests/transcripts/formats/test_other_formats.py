@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from transcripts.formats import EventKind, parse_path
-from transcripts.formats.diffs import apply_unified_diff
+from transcript_formats import EventKind, parse_path
+from transcript_formats.diffs import apply_unified_diff
 
 from .transcript_readers import FIXTURES, events_of, texts, usage_tuple
 

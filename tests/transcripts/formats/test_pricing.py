@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from transcripts.formats import Transcript, Usage
-from transcripts.formats.pricing import PRICES, computed_cost_usd, price_for
-from transcripts.formats.schema import Thread, Turn
+from transcript_formats import Transcript, Usage
+from transcript_formats.pricing import PRICES, computed_cost_usd, price_for
+from transcript_formats.schema import Thread, Turn
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from transcripts.formats.redact import MARKER, redact_bytes, redact_text
+from transcript_formats.redact import MARKER, redact_bytes, redact_text
 
 SECRETS = [
     ("anthropic key", "sk-ant-api03-" + "A1b2" * 20, ""),
@@ -89,7 +89,7 @@ def test_bytes_that_are_not_utf8_pass_through():
 
 
 def test_every_secret_name_ending_is_found_through_its_scan():
-    from transcripts.formats.redact import _SECRET_NAME_ENDINGS
+    from transcript_formats.redact import _SECRET_NAME_ENDINGS
 
     for ending in _SECRET_NAME_ENDINGS:
         name = "MY_" + ending.decode()

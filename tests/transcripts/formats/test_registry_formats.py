@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from transcripts.formats import EventKind, detect_format, parse_bytes, parse_path
-from transcripts.formats.detect import sniff
-from transcripts.formats.records import SourceFile
-from transcripts.formats.registry import FORMATS, RECORDS_SNIFFERS, harness_by_format
+from transcript_formats import EventKind, detect_format, parse_bytes, parse_path
+from transcript_formats.detect import sniff
+from transcript_formats.records import SourceFile
+from transcript_formats.registry import FORMATS, RECORDS_SNIFFERS, harness_by_format
 
 from .hostile_logs import assert_payloads_stay_text, fuzz
 from .new_format_logs import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from transcripts.formats.shell_writes import MAX_NESTING, ShellWrite, shell_script, shell_writes
+from transcript_formats.shell_writes import MAX_NESTING, ShellWrite, shell_script, shell_writes
 
 
 def kinds(script: str) -> list[tuple[str, str, str | None]]:

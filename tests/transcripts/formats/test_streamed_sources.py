@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from bench.transcript_logs import write_claude_code_session, write_codex_rollout
-from transcripts.formats import claude_code, codex, disk_texts, json_document
-from transcripts.formats.archives import unpack, unpack_to
-from transcripts.formats.detect import parse_files, read_path
-from transcripts.formats.disk_texts import texts_on_disk
-from transcripts.formats.records import LineText, SourceFile, first_byte
-from transcripts.formats.redact import MARKER, redact_bytes, redact_chunks
-from transcripts.formats.schema import transcript_json_pieces
-from transcripts.formats.written_files import written_files
+from transcript_formats import claude_code, codex, disk_texts, json_document
+from transcript_formats.archives import unpack, unpack_to
+from transcript_formats.detect import parse_files, read_path
+from transcript_formats.disk_texts import texts_on_disk
+from transcript_formats.records import LineText, SourceFile, first_byte
+from transcript_formats.redact import MARKER, redact_bytes, redact_chunks
+from transcript_formats.schema import transcript_json_pieces
+from transcript_formats.written_files import written_files
 
 from .opencode_storage import export_document, write_storage
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from transcripts.formats import EventKind, parse_bytes
-from transcripts.formats.tolerant import unknown_type_counts
-from transcripts.render import render_transcript
+from transcript_formats import EventKind, parse_bytes
+from transcript_formats.tolerant import unknown_type_counts
+from transcript_render import render_transcript
 
 from .transcript_readers import events_of
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from transcripts.formats import Transcript, parse_bytes
-from transcripts.formats.written_files import (
+from transcript_formats import Transcript, parse_bytes
+from transcript_formats.written_files import (
     FileNotWritten,
     file_from_transcript,
     log_names_task,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from transcripts.formats import Event, EventKind, Transcript
+from transcript_formats import Event, EventKind, Transcript
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

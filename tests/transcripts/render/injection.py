@@ -6,7 +6,7 @@ listen for both.
 
 from __future__ import annotations
 
-from transcripts.formats.schema import (
+from transcript_formats.schema import (
     Event,
     EventKind,
     MalformedLine,
@@ -15,7 +15,7 @@ from transcripts.formats.schema import (
     Turn,
     Usage,
 )
-from transcripts.render import RunContext
+from transcript_render import RunContext
 
 RUN = "window.__pwned=1;alert(1)"
 

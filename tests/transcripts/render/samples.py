@@ -7,7 +7,7 @@ import base64
 import struct
 import zlib
 
-from transcripts.formats.schema import Event, EventKind, Image, Thread, Transcript, Turn, Usage
+from transcript_formats.schema import Event, EventKind, Image, Thread, Transcript, Turn, Usage
 
 
 def png_bytes(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.transcripts.render.injection import PAYLOADS
 from tests.transcripts.render.test_render import elements
-from transcripts.render.ansi import ansi_to_html, has_escapes, strip_ansi
+from transcript_render.ansi import ansi_to_html, has_escapes, strip_ansi
 
 CLASS = re.compile(r"a-(?:f|b)(?:[0-9]|1[0-5])|a-bold|a-dim|a-it|a-ul")
 

@@ -6,8 +6,8 @@ import pytest
 
 from tests.transcripts.render.injection import PAYLOADS
 from tests.transcripts.render.test_render import elements
-from transcripts.render.commands import Part, command_parts, command_summary, has_command_tags
-from transcripts.render.content import PageContent, is_command
+from transcript_render.commands import Part, command_parts, command_summary, has_command_tags
+from transcript_render.content import PageContent, is_command
 
 
 def test_a_slash_command_is_one_part_whatever_the_order_of_its_tags():

@@ -9,7 +9,7 @@ from markupsafe import Markup
 from pygments.lexers import DiffLexer
 from pygments.token import STANDARD_TYPES, Whitespace
 
-from transcripts.render.highlight import diff_line_class, diff_to_html
+from transcript_render.highlight import diff_line_class, diff_to_html
 
 DIFFS = [
     "--- a/k.py\n+++ b/k.py\n@@ -1,3 +1,3 @@\n import triton\n-x = 1\n+x = 2\n y = 3\n",
@@ -80,7 +80,7 @@ def test_every_character_is_escaped():
 def test_json_blocks_keep_the_lexers_text_and_escape_it():
     from pygments.lexers import JsonLexer
 
-    from transcripts.render.highlight import json_to_html
+    from transcript_render.highlight import json_to_html
 
     value = {"cmd": "pytest -k '<x>' && echo \"ok\"", "n": [1, 2.5, None, True], "e": {}, "k": []}
     block = str(json_to_html(value))

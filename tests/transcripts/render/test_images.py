@@ -9,11 +9,11 @@ import pytest
 
 from tests.transcripts.render.samples import png_bytes, png_image
 from tests.transcripts.render.test_render import elements
-from transcripts.formats import parse_bytes
-from transcripts.formats.records import IMAGE_DATA_CAP_CHARS, images_of
-from transcripts.formats.schema import Event, EventKind, Image, Thread, Transcript, Turn
-from transcripts.render import export_html
-from transcripts.render.images import ImageBudget, sniff
+from transcript_formats import parse_bytes
+from transcript_formats.records import IMAGE_DATA_CAP_CHARS, images_of
+from transcript_formats.schema import Event, EventKind, Image, Thread, Transcript, Turn
+from transcript_render import export_html
+from transcript_render.images import ImageBudget, sniff
 
 PNG = base64.b64encode(png_bytes()).decode()
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 20).decode()
@@ -210,7 +210,7 @@ def test_the_page_shows_images_in_place_of_the_image_marks():
 
 
 def test_the_policy_allows_images_from_data_urls_only():
-    from transcripts.render import transcript_policy
+    from transcript_render import transcript_policy
 
     directives = dict(d.split(" ", 1) for d in transcript_policy().split("; "))
     assert directives["img-src"] == "data:"

@@ -9,7 +9,7 @@ import pytest
 
 from tests.transcripts.render.injection import PAYLOADS
 from tests.transcripts.render.test_render import elements
-from transcripts.render.markdown import (
+from transcript_render.markdown import (
     _MARKUP,
     LINK_REL,
     MAX_MARKDOWN_CHARS,

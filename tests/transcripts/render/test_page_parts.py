@@ -7,10 +7,10 @@ import re
 from tests.transcripts.render.injection import PAYLOADS
 from tests.transcripts.render.samples import COMMAND_MESSAGE, NO_NEWLINE_DIFF, showcase
 from tests.transcripts.render.test_render import elements
-from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn
-from transcripts.render import RunContext, export_html
-from transcripts.render.document import OUTLINE_CHUNK_TURNS
-from transcripts.render.view import TITLE_CHARS, build_view, first_prompt, outline
+from transcript_formats.schema import Event, EventKind, Thread, Transcript, Turn
+from transcript_render import RunContext, export_html
+from transcript_render.document import OUTLINE_CHUNK_TURNS
+from transcript_render.view import TITLE_CHARS, build_view, first_prompt, outline
 
 
 def one_turn(*events: Event) -> Transcript:

@@ -8,11 +8,11 @@ from html.parser import HTMLParser
 import pytest
 
 from tests.transcripts.render.injection import PAYLOADS, hostile_context, hostile_transcript
-from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
-from transcripts.render import RunContext, export_html, render_transcript
-from transcripts.render.csp import source_hash
-from transcripts.render.document import CHUNK_EVENTS
-from transcripts.render.view import MAX_DEPTH
+from transcript_formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
+from transcript_render import RunContext, export_html, render_transcript
+from transcript_render.csp import source_hash
+from transcript_render.document import CHUNK_EVENTS
+from transcript_render.view import MAX_DEPTH
 
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "div", "h1", "h2", "a", "section", "span",

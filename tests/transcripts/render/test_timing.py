@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.transcripts.render.samples import showcase, stamp
-from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn
-from transcripts.render import export_html
-from transcripts.render.timing import IDLE_AFTER_S, parse_time, transcript_timing
+from transcript_formats.schema import Event, EventKind, Thread, Transcript, Turn
+from transcript_render import export_html
+from transcript_render.timing import IDLE_AFTER_S, parse_time, transcript_timing
 
 
 def turn(index: int, *seconds: int, thread: str = "m") -> Turn:

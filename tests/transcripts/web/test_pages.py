@@ -153,7 +153,7 @@ def test_a_hidden_run_has_no_public_transcript(client, graded_run):
 
 def test_stored_transcripts_read_back_equal_to_what_was_parsed():
     from tests.transcripts.render.injection import hostile_transcript
-    from transcripts.formats.schema import Transcript
+    from transcript_formats.schema import Transcript
 
     transcript = hostile_transcript()
     document = transcript.to_dict()

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from arena.models import Run
 from bench.archive_bombs import gzip_bomb, with_declared_size, write_zip_bomb, zip_bomb
 from tests.transcripts.web.conftest import stored_files
-from transcripts.formats.archives import CHUNK_BYTES
+from transcript_formats.archives import CHUNK_BYTES
 from transcripts.models import Trajectory
 from transcripts.services import TrajectoryTooLarge, trajectory_prepare
 

@@ -17,7 +17,7 @@ from arena.services import agent_get_or_create
 from tests.api.factories import error_of
 from tests.transcripts.web.conftest import stored_files, zip_folder
 from tests.transcripts.web.test_upload import post
-from transcripts.formats.detect import _parsers
+from transcript_formats.detect import _parsers
 from transcripts.models import Trajectory
 
 pytestmark = pytest.mark.django_db

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from transcripts.formats.schema import Transcript
-from transcripts.render.document import SupportsWrite, render_transcript, write_transcript
-from transcripts.render.view import RunContext
+from transcript_formats.schema import Transcript
+from transcript_render.document import SupportsWrite, render_transcript, write_transcript
+from transcript_render.view import RunContext
 
 
 def export_html(

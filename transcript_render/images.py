@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from markupsafe import Markup, escape
 
-from transcripts.formats.schema import Image
+from transcript_formats.schema import Image
 
 MAX_IMAGE_BYTES = 2_000_000
 MAX_PAGE_IMAGE_BYTES = 16_000_000

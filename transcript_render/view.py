@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from transcripts.formats.counts import transcript_counts
-from transcripts.formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
-from transcripts.formats.tolerant import unknown_type_counts
-from transcripts.render.ansi import strip_ansi
-from transcripts.render.commands import command_summary, has_command_tags
-from transcripts.render.content import without_image_marks
-from transcripts.render.timing import IDLE_AFTER_S, transcript_timing
+from transcript_formats.counts import transcript_counts
+from transcript_formats.schema import Event, EventKind, Thread, Transcript, Turn, Usage
+from transcript_formats.tolerant import unknown_type_counts
+from transcript_render.ansi import strip_ansi
+from transcript_render.commands import command_summary, has_command_tags
+from transcript_render.content import without_image_marks
+from transcript_render.timing import IDLE_AFTER_S, transcript_timing
 
 MAX_DEPTH = 40
 # A tool result longer than this shows its head, with the rest one click away.

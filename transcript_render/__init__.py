@@ -6,15 +6,15 @@ the policy as a header); `export_html` makes the same document as one offline fi
 page is never one string in memory.
 """
 
-from transcripts.render.document import (
+from transcript_render.document import (
     RenderedTranscript,
     render_transcript,
     renderer_version,
     transcript_policy,
     write_transcript,
 )
-from transcripts.render.export import export_html, export_to
-from transcripts.render.view import RunContext
+from transcript_render.export import export_html, export_to
+from transcript_render.view import RunContext
 
 __all__ = [
     "RenderedTranscript",

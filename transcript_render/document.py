@@ -14,12 +14,12 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from transcripts.formats.schema import Transcript
-from transcripts.render import highlight
-from transcripts.render.content import PageContent, is_command, without_image_marks
-from transcripts.render.csp import policy
-from transcripts.render.timing import IDLE_AFTER_S
-from transcripts.render.view import (
+from transcript_formats.schema import Transcript
+from transcript_render import highlight
+from transcript_render.content import PageContent, is_command, without_image_marks
+from transcript_render.csp import policy
+from transcript_render.timing import IDLE_AFTER_S
+from transcript_render.view import (
     FILTER_KINDS,
     MAX_DEPTH,
     OutlineEntry,
@@ -55,7 +55,7 @@ class RenderedTranscript:
 @cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("transcripts.render", "templates"),
+        loader=jinja2.PackageLoader("transcript_render", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=False,
@@ -78,7 +78,7 @@ def _environment() -> jinja2.Environment:
 
 @cache
 def _assets() -> tuple[str, str]:
-    folder = resources.files("transcripts.render") / "assets"
+    folder = resources.files("transcript_render") / "assets"
     css = (folder / "transcript.css").read_text("utf-8") + "\n" + highlight.block_css()
     js = (folder / "transcript.js").read_text("utf-8")
     return css, js
@@ -93,7 +93,7 @@ def renderer_version() -> str:
     import pygments
 
     digest = hashlib.sha256(f"{pygments.__version__} {markdown_it.__version__}".encode())
-    root = resources.files("transcripts.render")
+    root = resources.files("transcript_render")
     for folder in (root, root / "templates", root / "assets"):
         for item in sorted(folder.iterdir(), key=lambda entry: entry.name):
             if item.is_file() and item.name.endswith((".py", ".html", ".css", ".js")):

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 
 from markupsafe import Markup
 
-from transcripts.formats.schema import Image
-from transcripts.render.ansi import ansi_to_html, has_escapes
-from transcripts.render.commands import Part, command_parts, has_command_tags
-from transcripts.render.images import ImageBudget
-from transcripts.render.markdown import MAX_MARKDOWN_CHARS, markdown_to_html
+from transcript_formats.schema import Image
+from transcript_render.ansi import ansi_to_html, has_escapes
+from transcript_render.commands import Part, command_parts, has_command_tags
+from transcript_render.images import ImageBudget
+from transcript_render.markdown import MAX_MARKDOWN_CHARS, markdown_to_html
 
 # Markdown is linear but up to ~15 us a character on hostile input (plain prose ~2 us): past
 # this many characters in one page, prose is shown as plain text.

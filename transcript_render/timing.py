@@ -18,7 +18,7 @@ import itertools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from transcripts.formats.schema import Transcript, Turn
+from transcript_formats.schema import Transcript, Turn
 
 IDLE_AFTER_S = 300.0
 

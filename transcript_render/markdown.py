@@ -25,7 +25,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
-from transcripts.render.highlight import fenced_code_to_html
+from transcript_render.highlight import fenced_code_to_html
 
 MAX_MARKDOWN_CHARS = 60_000
 LINK_REL = "nofollow noopener noreferrer"
