@@ -84,17 +84,31 @@ class TextSpill:
 
 
 class SpilledText(DiskText):
-    __slots__ = ("_offset", "_size", "_spill")
+    """Its place in the spill file as one int (offset and size; an upload holds hundreds of
+    thousands of these, and every int above 256 is an object of its own), its length in
+    characters only where it differs from its size in bytes (not ASCII)."""
+
+    __slots__ = ("_place", "_spill")
+
+    _SIZE_BITS = 40
 
     def __init__(self, spill: TextSpill, offset: int, size: int, length: int) -> None:
         super().__init__(length)
-        self._spill, self._offset, self._size = spill, offset, size
+        if length == size:
+            self._length = None  # type: ignore[assignment]
+        self._spill, self._place = spill, offset << self._SIZE_BITS | size
+
+    def __len__(self) -> int:
+        return self._length if self._length is not None else self._size()
+
+    def _size(self) -> int:
+        return self._place & ((1 << self._SIZE_BITS) - 1)
 
     def __str__(self) -> str:
-        return self._spill.read(self._offset, self._size)
+        return self._spill.read(self._place >> self._SIZE_BITS, self._size())
 
     def __repr__(self) -> str:
-        return f"SpilledText({self._offset}, {self._size})"
+        return f"SpilledText({self._place >> self._SIZE_BITS}, {self._size()})"
 
 
 _SPILL: contextvars.ContextVar[TextSpill | None] = contextvars.ContextVar(

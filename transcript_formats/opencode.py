@@ -63,6 +63,9 @@ class _Store:
     where: dict[int, tuple[str, int]] = field(default_factory=dict)
     # For an upload, the JSON on disk of each message and part, by the id of what stands for it.
     packed: dict[int, DiskText] = field(default_factory=dict)
+    # For an upload of an export, each message's own parts as one JSON list on disk, by the id of
+    # the message's stand-in: one entry a message, not one a part.
+    bundled: dict[int, DiskText] = field(default_factory=dict)
     read_ids: list[int] = field(default_factory=list)  # of messages and parts read back, held
 
     def add(self, value: Any, source: str, position: int) -> bool:
@@ -74,7 +77,7 @@ class _Store:
             self.parts.setdefault(str(value["messageID"]), []).append(kept)
         elif kind == "message":
             created = as_dict(value.get("time")).get("created")
-            kept = self._pack(value, {"id": value.get("id"), "time": {"created": created}})
+            kept = self._pack(value, {"id": value.get("id"), "created": created})
             self.messages.setdefault(str(value["sessionID"]), []).append(kept)
         elif kind == "session":
             kept = self.sessions.setdefault(str(value["id"]), value)
@@ -82,6 +85,39 @@ class _Store:
             return False
         self.where[id(kept)] = (source, position)
         return True
+
+    def add_with_parts(self, info: dict[str, Any], parts: list[Any], source: str, at: int) -> bool:
+        """An export's message and its parts. While an upload is parsed, the parts that name
+        this message wait on disk as one list beside it; others are added one by one."""
+        if not self.add(info, source, at):
+            return False
+        own: list[dict[str, Any]] = []
+        if kind_of(info) == "message":
+            message_id = info.get("id")
+            own = [
+                p for p in parts if kind_of(as_dict(p)) == "part" and p["messageID"] == message_id
+            ]
+        bundle = held(json.dumps(own)) if own else None
+        if isinstance(bundle, DiskText):
+            stub = self.messages[str(info["sessionID"])][-1]
+            self.bundled[id(stub)] = bundle
+            taken = {id(p) for p in own}
+            parts = [p for p in parts if id(p) not in taken]
+        for part in parts:
+            self.add(part, source, at)
+        return True
+
+    def bundled_parts(self, kept: dict[str, Any]) -> list[dict[str, Any]]:
+        """The parts an export's message brought, read back from disk (held until
+        `forget_read`, like what `read` gives)."""
+        bundle = self.bundled.get(id(kept))
+        if bundle is None:
+            return []
+        parts: list[dict[str, Any]] = json.loads(str(bundle))
+        for part in parts:
+            self.where[id(part)] = self.where[id(kept)]
+            self.read_ids.append(id(part))
+        return parts
 
     def _pack(self, value: dict[str, Any], stub: dict[str, Any]) -> dict[str, Any]:
         """All messages and parts wait here until the build; while an upload is parsed, each
@@ -156,11 +192,8 @@ def _add_export(
     store.add(document["info"], name, 0)
     for number, message in enumerate(document["messages"], start=1):
         info, parts = message.get("info"), message.get("parts")
-        if not store.add(info, name, number):
+        if not store.add_with_parts(info, parts if isinstance(parts, list) else [], name, number):
             malformed.append(MalformedLine(name, number, "a message without its info"))
-            continue
-        for part in parts if isinstance(parts, list) else []:
-            store.add(part, name, number)
 
 
 class _Builder:
@@ -241,8 +274,10 @@ class _Builder:
     def _created(self, session: str) -> float:
         return _number(as_dict(self.store.sessions.get(session, {}).get("time")).get("created"))
 
-    @staticmethod
-    def _created_of(message: dict[str, Any]) -> float:
+    def _created_of(self, message: dict[str, Any]) -> float:
+        # A message waiting on disk is stood for by {"id", "created"} (_Store.add).
+        if id(message) in self.store.packed:
+            return _number(message.get("created"))
         return _number(as_dict(message.get("time")).get("created"))
 
     def _thread(self, thread: Thread, session: str) -> None:
@@ -253,19 +288,24 @@ class _Builder:
         for message in messages:
             source, position = self.store.where.get(id(message), ("?", 0))
             try:
-                self._message(thread, self.store.read(message))
+                self._message(thread, self.store.read(message), self.store.bundled_parts(message))
             except RECORD_ERRORS as exc:
                 record_not_understood(self.transcript.malformed, source, position, exc)
             finally:
                 self.store.forget_read()
 
-    def _parts(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+    def _parts(
+        self, message: dict[str, Any], bundled: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         parts = self.store.parts.get(str(message.get("id")), [])
-        return [self.store.read(p) for p in sorted(parts, key=lambda p: str(p.get("id")))]
+        found = bundled + [self.store.read(p) for p in parts]
+        return sorted(found, key=lambda p: str(p.get("id")))
 
-    def _message(self, thread: Thread, message: dict[str, Any]) -> None:
+    def _message(
+        self, thread: Thread, message: dict[str, Any], bundled: list[dict[str, Any]]
+    ) -> None:
         stamp = _iso(as_dict(message.get("time")).get("created"))
-        parts = self._parts(message)
+        parts = self._parts(message, bundled)
         if message.get("role") == "user":
             turn = _new_turn(thread, stamp)
             for part in parts:
