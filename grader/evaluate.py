@@ -460,6 +460,9 @@ class _Evaluation:
     def _decoy_test(self, candidate: Outcome) -> None:
         """The solution once more on one visible case with its own kernels silenced, in a
         sandboxed child of its own (decoy.py); the judge compares what it wrote."""
+        wanted = self.options.decoy_test
+        if not (self.timed if wanted is None else wanted):
+            return
         self.decoy_case = decoy.case_to_test(self.shapes, candidate.messages)
         if self.decoy_case is None:
             return

@@ -55,6 +55,11 @@ class EvaluateOptions:
     # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
     # host memory (outputs.py).
     device_outputs: bool = True
+    # The decoy test (decoy.py: the solution once more with its own kernels silenced) decides
+    # whether a grading may rank, so by default (None) it runs where one can: on CUDA. A CPU
+    # grading is never ranked, and the extra child would only cost its time; True runs it on
+    # any device (the CPU tests of the test itself), False nowhere.
+    decoy_test: bool | None = None
     # Set from another thread to end the evaluation without a verdict (EvaluationStopped): the
     # running child is killed within a second, and no other starts. The grading service sets it
     # when another worker has taken the evaluation over.

@@ -106,7 +106,9 @@ FLAGGED = [
 
 
 def grade(task, name: str):
-    return evaluate(task, SOLUTIONS / f"{name}.py", "cpu", EvaluateOptions(timeout_s=120))
+    return evaluate(
+        task, SOLUTIONS / f"{name}.py", "cpu", EvaluateOptions(timeout_s=120, decoy_test=True)
+    )
 
 
 @pytest.mark.parametrize(("name", "task", "gate", "reason"), FAILING, ids=[c[0] for c in FAILING])

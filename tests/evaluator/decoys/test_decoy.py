@@ -19,7 +19,7 @@ GEMM_EPILOGUE = TASKS / "kb_gemm_epilogue.py"
 
 
 def grade(task, solution):
-    return evaluate(task, solution, "cpu", EvaluateOptions(timeout_s=180))
+    return evaluate(task, solution, "cpu", EvaluateOptions(timeout_s=180, decoy_test=True))
 
 
 @pytest.mark.parametrize("name", ["gemm_fused_epilogue", "gemm_inplace_epilogue"])
