@@ -244,8 +244,10 @@ def task_speedup_strip(
                     "opacity": 0.75,
                     "line": {"width": 0.5, "color": "#fff"},
                 },
+                # No <b> or other markup in hover text: plotly writes it as a style attribute,
+                # which the site's Content-Security-Policy refuses (config/settings.py).
                 "hovertemplate": (
-                    f"<b>%{{text}}</b><br>%{{x:.2f}}{_TIMES} eager, run %{{customdata}}"
+                    f"%{{text}}<br>%{{x:.2f}}{_TIMES} eager, run %{{customdata}}"
                     "<extra>%{fullData.name}</extra>"
                 ),
             }
@@ -664,7 +666,7 @@ def head_to_head_scatter(
                 "line": {"width": 1, "color": "#fff"},
             },
             "hovertemplate": (
-                f"<b>%{{text}}</b><br>{_plain(a)} %{{x:.2f}}{_TIMES}, "
+                f"%{{text}}<br>{_plain(a)} %{{x:.2f}}{_TIMES}, "
                 f"{_plain(b)} %{{y:.2f}}{_TIMES}<extra></extra>"
             ),
         },
