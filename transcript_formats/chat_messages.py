@@ -9,7 +9,6 @@ a message's own `usage`, when present, is counted.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .anthropic_messages import Shared, ThreadBuilder, usage_from
@@ -22,6 +21,7 @@ from .records import (
     as_text,
     first_byte,
     iter_jsonl,
+    json_arguments,
     load_json_document,
     record_not_understood,
 )
@@ -134,7 +134,7 @@ def _assistant(
                     "type": "tool_use",
                     "id": call.get("id"),
                     "name": function.get("name"),
-                    "input": _arguments(function.get("arguments")),
+                    "input": json_arguments(function.get("arguments")),
                 }
             )
     raw_usage = message.get("usage")
@@ -156,15 +156,6 @@ def _block(block: dict[str, Any]) -> dict[str, Any]:
     if block.get("type") == "output_text":
         return {"type": "text", "text": block.get("text")}
     return block
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
 
 
 def _usage(raw: Any) -> dict[str, int] | None:

@@ -24,7 +24,6 @@ and telemetry: read and not shown. A type this reader does not know is shown as 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -32,7 +31,15 @@ from .anthropic_messages import Shared, ThreadBuilder
 from .epoch import iso_from_epoch
 from .finish import finish_transcript
 from .log_format import LogFormat
-from .records import SourceFile, as_dict, as_str, as_text, each_jsonl_record, unknown_event
+from .records import (
+    SourceFile,
+    as_dict,
+    as_str,
+    as_text,
+    each_jsonl_record,
+    json_arguments,
+    unknown_event,
+)
 from .schema import EventKind, Thread, Transcript, Turn, Usage
 from .spawns import spawn_after
 
@@ -244,7 +251,7 @@ class _Reader:
                     "type": "tool_use",
                     "id": call.get("id"),
                     "name": call.get("name") or function.get("name"),
-                    "input": _arguments(call.get("arguments", function.get("arguments"))),
+                    "input": json_arguments(call.get("arguments", function.get("arguments"))),
                 }
             )
         key = as_str(message.get("id")) or f"message-{self.name}-{line}"
@@ -420,15 +427,6 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         elif part:
             blocks.append(part)
     return blocks
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
 
 
 def _usage(raw: Any) -> Usage | None:

@@ -389,3 +389,14 @@ def record_not_understood(
 
 def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def json_arguments(raw: Any) -> Any:
+    """A tool call's arguments as a log gives them: a JSON string is decoded; one that is not
+    JSON, and any other value, is kept as it is."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
