@@ -1,12 +1,17 @@
 """What KernelBench allows, ranked on a GPU host: honest solutions rank, decoys and cheats do not.
 
     python bench/kernelbench_ranking.py --tree CHECKOUT --out bench/results/OUT.json
-        [--gpus 4] [--per-gpu 2] [--unseen 3] [--deadline-s 480]
+        [--gpus 0,1,2,3] [--per-gpu 1] [--unseen 3] [--deadline-s 480] [--resume]
 
 CHECKOUT holds upstream KernelBench's KernelBench/ and src/kernelbench/ (bench/device_carry.sh
 carries them as var/device/kb); nothing of it is in this repository. Parts, each graded by
 `grader.evaluate` as a worker grades an upload, one evaluation per worker process, each worker
-pinned to one GPU (CUDA_VISIBLE_DEVICES) and held to 1/per-gpu of its memory:
+pinned to one GPU (CUDA_VISIBLE_DEVICES) and held to 1/per-gpu of its memory, after the CUDA
+solutions are built on the CPU cores as the build stage builds them (bench/prebuild.py). One
+grading per GPU is how workers grade; more per GPU shares the GPU's time, and the eager timing
+beside a solution then differs from the judge's (timing_tampered) on small problems.
+--resume keeps the rows of --out already graded and grades the rest, so the table can be
+finished over several calls of a lent host:
 - honest: bench/kernelbench_solutions/level_{2,3}_* (ours: a library GEMM or convolution beside
   fused kernels of its own, in Triton and in CUDA) against upstream's problem: each must rank.
 - examples: upstream's prompt examples, each ModelNew against its own Model: each must rank, but
@@ -33,6 +38,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.prebuild import build_stage, is_cuda_solution  # noqa: E402
+
 SOLUTIONS = REPO / "bench" / "kernelbench_solutions"
 TESTS = REPO / "tests" / "evaluator"
 TASKS = TESTS / "tasks"
@@ -98,13 +107,12 @@ def jobs(tree: Path) -> list[dict[str, Any]]:
 
 
 def _job(part: str, task: Path | str, solution: Path, expect_ranked: bool) -> dict[str, Any]:
-    source = solution.read_text(encoding="utf-8", errors="replace")
     return {
         "part": part,
         "task": str(task),
         "solution": str(solution),
         "expect_ranked": expect_ranked,
-        "cuda": "load_inline" in source or "cpp_extension" in source,
+        "cuda": is_cuda_solution(solution),
     }
 
 
@@ -113,14 +121,20 @@ def _pin(gpu_queue: Any) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_queue.get())
 
 
-def grade(job: dict[str, Any], unseen: int, share: float, deadline: float) -> dict[str, Any]:
+def grade(
+    job: dict[str, Any], unseen: int, share: float, deadline: float, cache: str
+) -> dict[str, Any]:
     if time.time() > deadline:
         return {**job, "status": "not run", "ranked": None, "why": "past the bench's deadline"}
     sys.path.insert(0, str(REPO))
     from grader import EvaluateOptions, evaluate
 
     options = EvaluateOptions(
-        compile_baseline=False, unseen_count=unseen, gpu_memory_share=share, timeout_s=240
+        compile_baseline=False,
+        unseen_count=unseen,
+        gpu_memory_share=share,
+        timeout_s=240,
+        build_cache=cache,
     )
     started = time.monotonic()
     try:
@@ -190,23 +204,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--gpus", type=int, default=4)
-    parser.add_argument("--per-gpu", type=int, default=2)
+    parser.add_argument("--gpus", default="0,1,2,3", help="the GPUs to grade on, by index")
+    parser.add_argument("--per-gpu", type=int, default=1)
     parser.add_argument("--unseen", type=int, default=3)
     parser.add_argument("--deadline-s", type=float, default=480.0)
     parser.add_argument("--only", default="", help="a substring of the solutions to grade")
+    parser.add_argument("--resume", action="store_true", help="keep --out's graded rows")
+    parser.add_argument("--build-cache", type=Path, default=REPO / "var/rank-builds")
     args = parser.parse_args()
-    todo = [j for j in jobs(args.tree) if args.only in j["solution"]]
     started, deadline = time.time(), time.time() + args.deadline_s
+    rows: list[dict[str, Any]] = _graded(args.out) if args.resume else []
+    done = {(r["task"], r["solution"]) for r in rows}
+    todo = [
+        j
+        for j in jobs(args.tree)
+        if args.only in j["solution"] and (j["task"], j["solution"]) not in done
+    ]
+    args.build_cache.mkdir(parents=True, exist_ok=True)
+    built = build_stage([(j["task"], Path(j["solution"])) for j in todo], args.build_cache)
+    print(f"build stage: {json.dumps(built)}", flush=True)
     context = multiprocessing.get_context("spawn")
     gpu_queue = context.Manager().Queue()
-    for gpu in range(args.gpus):
+    gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
+    for gpu in gpus:
         for _ in range(args.per_gpu):
             gpu_queue.put(gpu)
-    rows: list[dict[str, Any]] = []
-    workers = args.gpus * args.per_gpu
+    workers = len(gpus) * args.per_gpu
+    share, cache = 1.0 / args.per_gpu, str(args.build_cache)
     with ProcessPoolExecutor(workers, context, initializer=_pin, initargs=(gpu_queue,)) as pool:
-        futures = [pool.submit(grade, j, args.unseen, 1.0 / args.per_gpu, deadline) for j in todo]
+        futures = [pool.submit(grade, j, args.unseen, share, deadline, cache) for j in todo]
         for future in as_completed(futures):
             rows.append(future.result())
             print(table(rows[-1:]).splitlines()[-1], flush=True)
@@ -216,6 +242,13 @@ def main() -> int:
     print(table(rows))
     print(json.dumps(totals(rows), indent=1))
     return 0
+
+
+def _graded(out: Path) -> list[dict[str, Any]]:
+    """The rows of an earlier call's table that were graded (not those past its deadline)."""
+    if not out.exists():
+        return []
+    return [r for r in json.loads(out.read_text())["rows"] if r.get("ranked") is not None]
 
 
 def _write(args: argparse.Namespace, rows: list[dict[str, Any]], started: float) -> None:

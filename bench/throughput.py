@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO))
 from grader import evaluate as _unused  # noqa: E402, F401
 
 evaluate_module = sys.modules["grader.evaluate"]
+from bench.prebuild import build_stage  # noqa: E402
 from grader import EvaluateOptions, evaluate, load_task  # noqa: E402
 
 SILU_TRITON = REPO / "tests/evaluator/solutions/silu_triton.py"
@@ -257,7 +258,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         specs += reference_solutions(args.tree, taken, args.problems - len(specs), folder)
     cache = Path(tempfile.mkdtemp(prefix="bench-builds-"))
     try:
-        built = build_stage(specs, cache)
+        built = build_stage([(spec, solution) for _, spec, solution, _ in specs], cache)
     except Exception as exc:  # the sweep still runs; CUDA solutions then build as they load
         built = {"error": repr(exc)}
     options = EvaluateOptions(prepared=True, build_cache=str(cache), compile_baseline=False)
@@ -331,32 +332,6 @@ def _on_device_share(rows: list[dict[str, Any]]) -> float | None:
     compared = sum(r["bytes"].get("bytes_compared") or 0 for r in rows if r.get("bytes"))
     device = sum(r["bytes"].get("bytes_on_device") or 0 for r in rows if r.get("bytes"))
     return round(device / compared, 3) if compared else None
-
-
-def build_stage(specs: list[tuple[str, Any, Path, Path]], cache: Path) -> dict[str, Any]:
-    """The CUDA solutions built first on this host's CPU cores, one process each, as build
-    workers do while the GPU grades (bench/build_stage.py measures that overlap)."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    cuda = [
-        (spec, solution) for _, spec, solution, _ in specs if "load_inline" in solution.read_text()
-    ]
-    started = time.monotonic()
-    with ProcessPoolExecutor(max_workers=max(1, len(cuda))) as pool:
-        statuses = list(pool.map(_build_one, [(s, sol, str(cache)) for s, sol in cuda]))
-    return {
-        "solutions": len(cuda),
-        "statuses": statuses,
-        "wall_s": round(time.monotonic() - started, 1),
-    }
-
-
-def _build_one(job: tuple[Any, Path, str]) -> str:
-    from grader.evaluate import build_solution
-
-    problem, solution, cache = job
-    options = EvaluateOptions(build_cache=cache)
-    return build_solution(problem, solution, arch="9.0a", options=options).status
 
 
 def phase_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
