@@ -21,6 +21,17 @@ from sandboxes.backends import Outcome
 # Eager medians from the candidate's process and from the judge's may differ by noise; by more
 # than this factor, the candidate's timer was not telling the truth.
 EAGER_DISAGREEMENT = 2.0
+# Below this judge's eager median (ms), a call is launch-bound and the two processes' eager
+# times differ by more than EAGER_DISAGREEMENT with no tampering: measured on an H100
+# (bench/results/README.md, 2026-11-27), a 64 x 256 GEMM epilogue timed 0.040 ms alone, 0.079
+# interleaved with a solution of one Triton launch, and 0.13 once the process had run the
+# profiler (as the candidate's does, for its first case). There the flag says nothing; the
+# speedup is taken against the smaller of the two eager times instead, so an eager time slowed
+# beside the solution earns it nothing.
+EAGER_LAUNCH_BOUND_MS = 0.1
+# The eager time beside the solution stands for its speedup (a ratio taken in one run) unless
+# it is slower than the judge's by more than this factor.
+EAGER_BESIDE_SLACK = 1.25
 # Per timed call: the L2 flush, two events and a device synchronize, in milliseconds.
 OVERHEAD_PER_CALL_MS = 1.0
 
@@ -75,6 +86,7 @@ def score_performance(
             }
     peaks = peaks_for(str(result.environment.get("gpu", "")))
     vs_eager, vs_compile, vs_sota, fractions = [], [], [], []
+    eager_from_judge: list[int] = []
     for index, row in enumerate(result.per_shape):
         end = ends.get(index)
         if not shapes[index]["seen"] or end is None or not end["candidate_ms"]:
@@ -83,9 +95,16 @@ def score_performance(
         # ratio taken in one run. The judge's own eager time serves as a cross-check, and as
         # the unit in which torch.compile was timed there.
         row.candidate_ms = _timing(end["candidate_ms"])
-        row.eager_ms = percentile(end["eager_ms"], 0.5)
+        beside_eager = percentile(end["eager_ms"], 0.5)
+        row.eager_ms = beside_eager
         baseline = baselines.get(index, {})
         judge_eager = percentile(baseline["eager_ms"], 0.5) if baseline.get("eager_ms") else None
+        # Eager times taken one from graphs and one from plain launches are not comparable.
+        same_method = bool(baseline.get("graphs")) == bool(end.get("graphs"))
+        if same_method and judge_eager and beside_eager > EAGER_BESIDE_SLACK * judge_eager:
+            # The speedup is credited only against an eager time the judge reproduces.
+            row.eager_ms = judge_eager
+            eager_from_judge.append(index)
         compile_judge = _compile_ms(baseline, cached_baselines.get(str(index)), judge_eager)
         if compile_judge and judge_eager:
             row.compile_ms = compile_judge * row.eager_ms / judge_eager
@@ -97,9 +116,9 @@ def score_performance(
         _throughput(row, spec, peaks, result)
         if row.roofline_fraction is not None:
             fractions.append(row.roofline_fraction)
-        # Eager times taken one from graphs and one from plain launches are not comparable.
-        same_method = bool(baseline.get("graphs")) == bool(end.get("graphs"))
-        _timing_checks(result, row, end, begins.get(index), judge_eager if same_method else None)
+        _timing_checks(
+            result, row, end, begins.get(index), beside_eager, judge_eager if same_method else None
+        )
     result.summary.update(
         {
             "speedup_vs_eager": geomean(vs_eager),
@@ -110,6 +129,8 @@ def score_performance(
     )
     _performance_gate(result, peaks)
     result.gates["performance"].detail.update(_timing_overhead(shapes, ends, begins))
+    # Shapes whose speedup is taken against the judge's eager time, the smaller of the two.
+    result.gates["performance"].detail["eager_from_judge"] = eager_from_judge
 
 
 def _throughput(row: ShapeRow, spec: TaskSpec, peaks: GpuPeaks | None, result: EvalResult) -> None:
@@ -167,10 +188,11 @@ def _timing_checks(
     row: ShapeRow,
     end: dict[str, Any],
     begin: dict[str, Any] | None,
+    beside_eager: float,
     judge_eager: float | None,
 ) -> None:
     """The parent's clock against the child's claims, and the judge's eager time against the
-    eager time measured beside the candidate."""
+    eager time measured beside the candidate (where the call is not launch-bound)."""
     if begin is not None:
         wall_ms = (end["received_at"] - begin["received_at"]) * 1000.0
         calls = len(end["candidate_ms"]) + len(end["eager_ms"])
@@ -189,13 +211,13 @@ def _timing_checks(
                 f"shape {row.shape}: {wall_ms:.0f} ms of wall clock passed while the timer "
                 f"reported {claimed_ms:.1f} ms",
             )
-    if judge_eager and row.eager_ms:
-        ratio = max(judge_eager / row.eager_ms, row.eager_ms / judge_eager)
+    if judge_eager and beside_eager and judge_eager >= EAGER_LAUNCH_BOUND_MS:
+        ratio = max(judge_eager / beside_eager, beside_eager / judge_eager)
         if ratio > EAGER_DISAGREEMENT:
             _flag(
                 result,
                 "timing_tampered",
-                f"shape {row.shape}: eager reference timed {row.eager_ms:.4f} ms beside the "
+                f"shape {row.shape}: eager reference timed {beside_eager:.4f} ms beside the "
                 f"solution but {judge_eager:.4f} ms in the judge's process",
             )
 

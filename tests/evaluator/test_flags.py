@@ -223,9 +223,19 @@ def test_the_reference_as_its_own_solution_is_not_overfit_where_its_output_is_a_
     assert [flag.code for flag in result.flags] == ["no_own_kernel"]
 
 
-def timing_flags(*, candidate_graphs, judge_graphs, judge_eager_ms):
+def timing_flags(*, candidate_graphs, judge_graphs, judge_eager_ms, scale=10.0):
     """score_performance over one visible shape: the candidate's process timed eager at 0.127 ms
-    beside a 0.1 ms solution, the judge timed eager at judge_eager_ms."""
+    beside a 0.1 ms solution (times scale), the judge timed eager at judge_eager_ms (times
+    scale). The default scale puts the judge's eager above the launch-bound floor."""
+    return timing_result(
+        candidate_graphs=candidate_graphs,
+        judge_graphs=judge_graphs,
+        judge_eager_ms=judge_eager_ms,
+        scale=scale,
+    )[0]
+
+
+def timing_result(*, candidate_graphs, judge_graphs, judge_eager_ms, scale):
     from grader.scoring import score_performance
 
     shapes = [{"shape": {"N": 4096}, "seen": True, "cases": []}]
@@ -233,18 +243,20 @@ def timing_flags(*, candidate_graphs, judge_graphs, judge_eager_ms):
     end = {
         "event": "timing_end",
         "shape": 0,
-        "candidate_ms": [0.1] * 20,
-        "eager_ms": [0.127] * 20,
+        "candidate_ms": [0.1 * scale] * 20,
+        "eager_ms": [0.127 * scale] * 20,
         "graphs": candidate_graphs,
         "reps": 20,
         "received_at": 1.0,
     }
-    begin = {"event": "timing_begin", "shape": 0, "received_at": 0.99}
+    # The wall clock of the timed phase: twice the 40 calls' claimed time, a plausible overhead.
+    begin = {"event": "timing_begin", "shape": 0, "received_at": 1.0 - 40 * 0.227 * scale / 1e3}
     candidate = Outcome(0, False, 1.0, messages=[begin, end])
     baselines = {"event": "baselines", "shape": 0, "graphs": judge_graphs}
-    judge = Outcome(0, False, 1.0, messages=[{**baselines, "eager_ms": [judge_eager_ms] * 20}])
+    judge_ms = [judge_eager_ms * scale] * 20
+    judge = Outcome(0, False, 1.0, messages=[{**baselines, "eager_ms": judge_ms}])
     score_performance(result, SILU, shapes, candidate, judge)
-    return {flag.code for flag in result.flags}
+    return {flag.code for flag in result.flags}, result
 
 
 def test_eager_times_disagreeing_under_one_timing_method_is_timing_tampered():
@@ -253,6 +265,25 @@ def test_eager_times_disagreeing_under_one_timing_method_is_timing_tampered():
     assert "timing_tampered" not in timing_flags(
         candidate_graphs=False, judge_graphs=False, judge_eager_ms=0.120
     )
+
+
+def test_launch_bound_eager_times_disagreeing_take_the_judges_and_flag_nothing():
+    # At 0.03 ms the judge's eager is launch-bound: the candidate's process (interleaving, the
+    # profiler run on its first case) measures such calls 2-4x slower with no tampering. The
+    # speedup is then taken against the judge's eager time: 0.0307 / 0.1, not 0.127 / 0.1.
+    codes, result = timing_result(
+        candidate_graphs=False, judge_graphs=False, judge_eager_ms=0.0307, scale=1.0
+    )
+    assert "timing_tampered" not in codes
+    assert result.summary["speedup_vs_eager"] == pytest.approx(0.307)
+    assert result.per_shape[0].eager_ms == pytest.approx(0.0307)
+    assert result.gates["performance"].detail["eager_from_judge"] == [0]
+    # Within the slack, the eager time interleaved with the solution stands.
+    codes, result = timing_result(
+        candidate_graphs=False, judge_graphs=False, judge_eager_ms=0.120, scale=1.0
+    )
+    assert result.summary["speedup_vs_eager"] == pytest.approx(1.27)
+    assert result.gates["performance"].detail["eager_from_judge"] == []
 
 
 def test_eager_from_graphs_against_eager_from_plain_launches_is_not_compared():
