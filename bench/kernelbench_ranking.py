@@ -209,6 +209,9 @@ def main() -> int:
     parser.add_argument("--unseen", type=int, default=3)
     parser.add_argument("--deadline-s", type=float, default=480.0)
     parser.add_argument("--only", default="", help="a substring of the solutions to grade")
+    parser.add_argument(
+        "--parts", default="", help="honest,examples,decoys,adversarial: these only"
+    )
     parser.add_argument("--resume", action="store_true", help="keep --out's graded rows")
     parser.add_argument("--build-cache", type=Path, default=REPO / "var/rank-builds")
     args = parser.parse_args()
@@ -218,7 +221,9 @@ def main() -> int:
     todo = [
         j
         for j in jobs(args.tree)
-        if args.only in j["solution"] and (j["task"], j["solution"]) not in done
+        if args.only in j["solution"]
+        and (not args.parts or j["part"] in args.parts.split(","))
+        and (j["task"], j["solution"]) not in done
     ]
     args.build_cache.mkdir(parents=True, exist_ok=True)
     built = build_stage([(j["task"], Path(j["solution"])) for j in todo], args.build_cache)
