@@ -380,6 +380,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(ARENA_BROKER_DIR / "messages"),
         "control_folder": str(ARENA_BROKER_DIR / "control"),
         "store_processed": False,
+        # A worker looks for its next message one poll after it acks a task (prefetch 1, late
+        # acks), so each hop of a run (agents, build, gpu queue) waits up to one poll: Kombu's
+        # 1 s by default, where a poll is a listing of one folder per queue.
+        "polling_interval": 0.1,
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}

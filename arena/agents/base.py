@@ -10,8 +10,10 @@ No Django here: adapters are plain Python, like the sandboxes they run in.
 
 import json
 import math
+import os
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -200,7 +202,11 @@ class Adapter:
         """The JSON records appended to `path` since the last call (whole lines only)."""
         offsets: dict[Path, int] = self.__dict__.setdefault("_offsets", {})
         try:
-            with path.open("rb") as fh:
+            # The agent may have made the file a link, or a FIFO that would block the open.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return []
                 fh.seek(offsets.get(path, 0))
                 data = fh.read(FOLLOW_CHUNK_BYTES)
         except OSError:

@@ -6,7 +6,8 @@ as root, so the sandbox runs it as an unprivileged user (Limits.user). stdout is
 records that ends with one `result`: its subtype says whether the turn budget ran out
 (`error_max_turns`) and `is_error` with its text reports the provider's errors. The transcript
 imported is the session log the CLI writes itself, $HOME/.claude/projects/<cwd>/<session>.jsonl
-(the session id is in stdout's first record); stdout where there is none.
+(the session id is in stdout's first record); stdout where there is none. The CLI has no token
+limit: the arena reads the tokens spent from both logs while it runs (`progress`).
 """
 
 from pathlib import Path
@@ -65,12 +66,18 @@ class ClaudeCodeAdapter(Adapter):
         return log_path
 
     def progress(self, *, log_path: Path, home: Path) -> Progress:
+        """Model calls and their tokens, each call counted once, at the most its logs say:
+        stdout has a call's usage as its stream began (output_tokens 1), the session log the
+        usage its stream ended with."""
         usage: dict[str, int] = self.__dict__.setdefault("_usage", {})
-        for record in self.follow(log_path):
-            message = record.get("message") if record.get("type") == "assistant" else None
-            if isinstance(message, dict) and message.get("id"):
-                # One line per content block, each with the call's usage: counted once.
-                usage[str(message["id"])] = usage_tokens(message.get("usage"))
+        session = self.transcript(log_path=log_path, home=home, workspace=home)
+        for source in dict.fromkeys([log_path, session]):
+            for record in self.follow(source):
+                message = record.get("message") if record.get("type") == "assistant" else None
+                if isinstance(message, dict) and message.get("id"):
+                    # One line per content block, each with the call's usage.
+                    key = str(message["id"])
+                    usage[key] = max(usage.get(key, 0), usage_tokens(message.get("usage")))
         return Progress(turns=len(usage), tokens=sum(usage.values()))
 
     def error_report(self, *, tail: str) -> str:

@@ -38,12 +38,10 @@ class Worker:
         self.process.wait()
 
     def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+        """Ends the worker once its test is done. Its queues are the test's own, so a warm
+        shutdown would hand nothing back, and it takes 6 s or more: the consumer's 2 s drain,
+        the pool, then the exit of an interpreter that imported torch."""
+        if self.process.poll() is None:
             self.kill()
 
 

@@ -1,6 +1,8 @@
 """Agent adapters: command lines, budgets, logs, and how each CLI's ending is read."""
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -221,6 +223,29 @@ def test_budgets_default_to_45_minutes_and_merge_overrides():
     }
 
 
+def test_the_budget_watcher_reads_no_fifo_or_link_that_the_agent_put_for_a_log(tmp_path):
+    home, log = tmp_path / "home", tmp_path / "agent.log"
+    log.write_text(stream({"type": "system", "session_id": "s1"}))
+    session = home / ".claude" / "projects" / "-box-workspace" / "s1.jsonl"
+    session.parent.mkdir(parents=True)
+    os.mkfifo(session)  # opened plainly, it would block the watcher until a writer came
+    adapter = adapter_for(harness="claude-code")
+    spent: list[Progress] = []
+    watcher = threading.Thread(
+        target=lambda: spent.append(adapter.progress(log_path=log, home=home))
+    )
+    watcher.start()
+    watcher.join(timeout=10)
+    assert spent == [Progress()]
+    session.unlink()
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text(
+        stream({"type": "assistant", "message": {"id": "c", "usage": {"input_tokens": 9}}})
+    )
+    session.symlink_to(elsewhere)
+    assert adapter.progress(log_path=log, home=home) == Progress()
+
+
 def test_the_budget_watcher_counts_each_model_call_once_in_every_cli_s_logs(tmp_path):
     home, log = tmp_path / "home", tmp_path / "agent.log"
     # Claude Code: one stream line per content block, each repeating its call's usage.
@@ -232,6 +257,20 @@ def test_the_budget_watcher_counts_each_model_call_once_in_every_cli_s_logs(tmp_
         )
     )
     assert adapter_for(harness="claude-code").progress(log_path=log, home=home) == Progress(2, 230)
+    # ... and its session log, which has the usage a call's stream ended with (stdout has the
+    # usage it began with: one output token).
+    log.write_text(
+        stream(
+            {"type": "system", "session_id": "s1"},
+            {"type": "assistant", "message": {"id": "c", "usage": {"input_tokens": 100}}},
+        )
+    )
+    project = home / ".claude" / "projects" / "-box-workspace"
+    project.mkdir(parents=True)
+    (project / "s1.jsonl").write_text(
+        stream({"type": "assistant", "message": {"id": "c", "usage": {"output_tokens": 120}}})
+    )
+    assert adapter_for(harness="claude-code").progress(log_path=log, home=home) == Progress(1, 120)
     # Codex: the rollout's token_count events, cumulative; the first of a session has no info.
     log.write_text(stream({"type": "thread.started", "thread_id": "t1"}))
     day = home / ".codex" / "sessions" / "2026" / "11" / "27"
