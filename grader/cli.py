@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from grader import prepared
 from grader.concealment import environ_conceal
 from grader.evaluate import EvaluateOptions, evaluate
 from grader.measure_peaks import measure_peaks, render_peaks
@@ -51,14 +52,18 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     if args.command == "measure-peaks":
         return run_measure_peaks(args)
     try:
+        # One evaluation: its children (probe, candidate, judge) start together, none ahead.
         options = EvaluateOptions(
             timeout_s=args.timeout,
             sandbox=args.sandbox,
             allow_unisolated=args.unsafe_run_unisolated or unsafe_switch_on(),
+            prepared=True,
+            prepared_ahead=0,
         )
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret
             environ_conceal(secret_variables(os.environ))
         result = evaluate(args.task, args.solution, args.device, options)
+        prepared.wait_removed()  # the evaluation's folder goes before the command ends
     except (TaskError, OSError, ValueError) as exc:
         if args.json:
             print(json.dumps({"status": "error", "error": str(exc)}))

@@ -47,9 +47,11 @@ class EvaluateOptions:
     cuda_arch: str | None = None
     # Children started ahead (prepared.py): each evaluation takes the ones the last one left
     # ready and starts the next. For a process that grades one evaluation after another (a GPU
-    # worker, grade_suite); a one-off evaluation would only start children it never uses.
+    # worker, grade_suite), and for a one-off evaluation with prepared_ahead=0 (the CLI).
     prepared: bool = False
-    # How many evaluations' children are kept started ahead (prepared.Pool).
+    # How many evaluations' children are kept started ahead (prepared.Pool). 0: none for a next
+    # evaluation, but this one's children start together when it begins, so that their
+    # interpreters import torch at the same time rather than one after another.
     prepared_ahead: int = 2
     # On CUDA, outputs pass from the candidate to the judge in exported device buffers
     # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
@@ -68,8 +70,8 @@ class EvaluateOptions:
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
             raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
-        if self.prepared_ahead < 1:
-            raise ValueError(f"prepared_ahead must be at least 1, not {self.prepared_ahead}")
+        if self.prepared_ahead < 0:
+            raise ValueError(f"prepared_ahead must be 0 or more, not {self.prepared_ahead}")
 
 
 def isolating_sandbox(options: EvaluateOptions) -> ProcessSandbox:

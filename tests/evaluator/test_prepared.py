@@ -107,6 +107,19 @@ def test_the_evaluation_leaves_the_next_slots_ready_and_its_own_folder_removed(p
         assert not slot.folder.exists()
 
 
+def test_a_one_off_evaluation_starts_its_children_together_and_none_ahead(pool):
+    # As `python -m grader evaluate` grades: prepared_ahead=0.
+    options = EvaluateOptions(prepared=True, prepared_ahead=0, timeout_s=180, unseen_count=1)
+    result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    assert result.status == "passed", result.gates
+    assert result.environment["sandbox"] == "bwrap"
+    # Nothing was started for a next evaluation, and the evaluation's folder is gone.
+    assert pool.wait_filled(5) == []
+    prepared_module.wait_removed()
+    root = Path(scratch_root() or tempfile.gettempdir())
+    assert not list(root.glob(f"arena-eval-{os.getpid()}-*"))
+
+
 def test_a_prepared_child_that_died_waiting_is_replaced_by_a_cold_one(pool):
     options = EvaluateOptions(prepared=True, prepared_ahead=1, timeout_s=180, unseen_count=1)
     evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
