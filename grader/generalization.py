@@ -328,21 +328,35 @@ def size_estimate(spec: TaskSpec, shape: Mapping[str, int], seen: Sequence[Shape
     """How many times the visible shapes' size a shape is: by the task's byte formula where it
     has one, else (KernelBench problems) the product of each dimension's growth over its largest
     visible value, which no tensor whose size is a product of distinct dimensions outgrows."""
+    return _size_scale(spec, seen)(shape)
+
+
+def _size_scale(spec: TaskSpec, seen: Sequence[Shape]) -> Callable[[Mapping[str, int]], float]:
+    """size_estimate against `seen`, with what depends only on `seen` worked out once: the
+    draw asks it of tens of thousands of candidate shapes."""
     sizes = [_bytes(spec.bytes_moved, s) for s in seen]
     if sizes and all(0 < size < math.inf for size in sizes):
-        return _bytes(spec.bytes_moved, shape) / max(sizes)
-    growth = 1.0
-    for name, value in shape.items():
-        largest = max((s[name] for s in seen if name in s), default=0)
-        if largest > 0:
-            growth *= max(1.0, value / largest)
+        largest_size = max(sizes)
+        return lambda shape: _bytes(spec.bytes_moved, shape) / largest_size
+    largest_values: dict[str, int] = {}
+    for s in seen:
+        for name, value in s.items():
+            largest_values[name] = max(largest_values.get(name, 0), value)
+
+    def growth(shape: Mapping[str, int]) -> float:
+        product = 1.0
+        for name, value in shape.items():
+            largest = largest_values.get(name, 0)
+            if largest > 0:
+                product *= max(1.0, value / largest)
+        return product
+
     return growth
 
 
 def _size_cap(spec: TaskSpec, names: list[str], seen: Sequence[Shape]) -> _Constraint:
-    return _Constraint(
-        frozenset(names), lambda shape: size_estimate(spec, shape, seen) <= UNSEEN_SIZE_FACTOR
-    )
+    scale = _size_scale(spec, seen)
+    return _Constraint(frozenset(names), lambda shape: scale(shape) <= UNSEEN_SIZE_FACTOR)
 
 
 def size_bound_holds(largest_elements: int, visible_largest_elements: int) -> bool:
