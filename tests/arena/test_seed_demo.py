@@ -43,7 +43,10 @@ def record(out: Path, *strategies: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
 
 
-@pytest.fixture(scope="module")
+# Session scope: pytest-django runs the transactional tests after the others, which splits this
+# module's tests, and a module-scoped recording (half a minute of grading) was made again for
+# each part.
+@pytest.fixture(scope="session")
 def recording(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("recorded") / "graded-cpu.json"
     done = record(out, "weak", "broken")
