@@ -9,11 +9,10 @@ page names every other unknown record type once, with how many records had it.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
-from .records import as_text
+from .records import as_text, json_arguments
 from .schema import Event, EventKind, Transcript
 
 CALL_TYPES = frozenset({"tool_use", "function_call", "tool_call", "toolCall", "tool.call"})
@@ -103,12 +102,7 @@ def _arguments(record: dict[str, Any]) -> Any:
     raw = next((record[k] for k in _ARGUMENT_KEYS if k in record), None)
     if raw is None:
         raw = _dict(record.get("function")).get("arguments")
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
+    return json_arguments(raw)
 
 
 def _first_str(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
