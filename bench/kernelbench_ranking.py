@@ -126,7 +126,6 @@ def grade(
 ) -> dict[str, Any]:
     if time.time() > deadline:
         return {**job, "status": "not run", "ranked": None, "why": "past the bench's deadline"}
-    sys.path.insert(0, str(REPO))
     from grader import EvaluateOptions, evaluate
 
     options = EvaluateOptions(
