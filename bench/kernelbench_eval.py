@@ -5,8 +5,9 @@ of ours starts an evaluation: torch imported, CUDA not yet initialised, an empty
     python bench/kernelbench_eval.py --tree KB --problem P.py --solution S.py [--backend triton]
 
 Prints one JSON line: wall seconds of the call, and what upstream concluded. Upstream's package
-imports LLM clients (openai, litellm) at module level for its generation scripts; where they are
-missing, empty stand-ins are put on the path, since the evaluation never calls them.
+imports LLM clients (openai, litellm) and their helpers (dotenv, tqdm, requests, pydantic) at
+module level for its generation scripts; where they are missing, stand-ins are put on the path:
+the evaluation never calls the clients, and of pydantic it uses one result class's fields.
 """
 
 import argparse
@@ -19,6 +20,21 @@ from pathlib import Path
 STANDINS = {
     "openai": "class OpenAI:\n    def __init__(self, *a, **k):\n        raise RuntimeError()\n",
     "litellm": "def completion(*a, **k):\n    raise RuntimeError('unused')\n",
+    "dotenv": "def load_dotenv(*a, **k):\n    return False\n",
+    "tqdm": "def tqdm(*a, **k):\n    raise RuntimeError('unused')\n",
+    "requests": "",
+    # The evaluation's result class: fields with class defaults, set by keyword.
+    "pydantic": (
+        "import copy\n"
+        "class BaseModel:\n"
+        "    def __init__(self, **fields):\n"
+        "        for klass in reversed(type(self).__mro__):\n"
+        "            for name in getattr(klass, '__annotations__', {}):\n"
+        "                if name in vars(klass):\n"
+        "                    setattr(self, name, copy.deepcopy(vars(klass)[name]))\n"
+        "        for name, value in fields.items():\n"
+        "            setattr(self, name, value)\n"
+    ),
 }
 
 

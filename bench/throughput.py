@@ -9,6 +9,8 @@ pairs: (a) each (problem, solution) pair graded by our grader, once with childre
   upstream KernelBench's eval_kernel_against_ref (5 correctness trials, 100 timed trials), each
   in a fresh process (bench/kernelbench_eval.py); the ratio of the medians per pair. Pairs:
   upstream's Triton add example, level1/19_ReLU with our Triton solution, the catalogue's silu.
+  Each pair's upstream evaluation is timed as a whole process (process_s: interpreter, torch,
+  compile, 5 correctness and 100 timed trials), as the command line's cold wall is.
 sweep: (b) every solution in bench/kernelbench_solutions (Triton and CUDA, written by us for
   upstream's level-1 problems), the CUDA ones first built on the CPU cores as the build stage
   does, then graded one after another in one process with prepared children (torch.compile
@@ -28,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,8 @@ TRACE: list[dict[str, Any]] = []
 CLI = [sys.executable, "-m", "grader", "evaluate", "--json"]
 NVIDIA_SMI_BUSY = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
 DEVICE = ["cuda"]
+# --trace: each child also reports its steps (EvaluateOptions.trace_steps).
+STEP_TRACE = [False]
 
 
 def traced_launch(original: Any) -> Any:
@@ -57,9 +62,15 @@ def traced_launch(original: Any) -> Any:
         outcome = original(self, job, workdir, sandboxed=sandboxed)
         events = [
             [m["event"], m.get("shape"), m.get("case"), round(m["received_at"] - launched, 3)]
+            + ([m.get("stage"), m["seconds"]] if m["event"] == "steps" else [])
             for m in outcome.messages
         ]
-        TRACE.append({"role": job["role"], "events": events})
+        totals: dict[str, float] = {}
+        for m in outcome.messages:
+            if m["event"] == "steps":
+                for name, seconds in m["seconds"].items():
+                    totals[name] = round(totals.get(name, 0.0) + seconds, 3)
+        TRACE.append({"role": job["role"], "events": events, "step_totals": totals})
         return outcome
 
     return launch
@@ -74,18 +85,25 @@ def solution_number(path: Path) -> int:
     return int(path.name.split("_problem_")[1].split("_")[0])
 
 
+PAIRS = REPO / "bench/kernelbench_pairs"
+
+
 def pairs(tree: Path) -> list[tuple[str, Path | str, Path]]:
+    """Issue 32's pairs: upstream's Triton add example, level1/88 GELU in Triton, level1/19 ReLU
+    and level1/23 Softmax in CUDA (bench/kernelbench_pairs), and the catalogue's silu."""
     found: list[tuple[str, Path | str, Path]] = []
     prompts = tree / "src/kernelbench/prompts"
     if (prompts / "model_ex_add.py").is_file():
         add = (prompts / "model_ex_add.py", prompts / "model_new_ex_add_triton.py")
         found.append(("KernelBench add example (Triton)", *add))
-    relu = kb_problem(tree, 19)
-    if relu is not None:
-        found.append(("level1/19_ReLU (Triton)", relu, SOLUTIONS / (LEVEL1 % 19)))
-    gelu = kb_problem(tree, 88)
-    if gelu is not None:
-        found.append(("level1/88_MinGPTNewGelu (CUDA)", gelu, SOLUTIONS / (LEVEL1 % 88)))
+    for number, name, solution in (
+        (88, "level1/88_MinGPTNewGelu (Triton)", "level_1_problem_88_triton.py"),
+        (19, "level1/19_ReLU (CUDA)", "level_1_problem_19_cuda.py"),
+        (23, "level1/23_Softmax (CUDA)", "level_1_problem_23_cuda.py"),
+    ):
+        problem = kb_problem(tree, number)
+        if problem is not None:
+            found.append((name, problem, PAIRS / solution))
     found.append(("catalogue silu (Triton)", "silu", SILU_TRITON))
     return found
 
@@ -118,6 +136,7 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
     row["phases"]["queue"] = 0.0  # one after another in this process: no queue
     if TRACE:
         row["trace"] = list(TRACE)
+        row["step_totals"] = {t["role"]: t["step_totals"] for t in TRACE if t["step_totals"]}
         TRACE.clear()
     print(json.dumps({k: v for k, v in row.items() if k != "trace"}), flush=True)
     return row
@@ -133,7 +152,7 @@ def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
             capture_output=True,
             text=True,
             cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO), "TRITON_CACHE_DIR": home},
+            env={**os.environ, "PYTHONPATH": str(REPO), **cold_caches(Path(home))},
             check=False,
         )
     wall_s = round(time.monotonic() - started, 3)
@@ -152,6 +171,18 @@ def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
     }
     print(json.dumps(row), flush=True)
     return row
+
+
+def cold_caches(home: Path) -> dict[str, str]:
+    """Every cache a first evaluation on a machine finds empty: Triton's kernels, the built
+    CUDA extensions, torch.compile's, and the grader's own baselines and probes."""
+    return {
+        "TRITON_CACHE_DIR": str(home / "triton"),
+        "TORCH_EXTENSIONS_DIR": str(home / "torch_extensions"),
+        "TORCHINDUCTOR_CACHE_DIR": str(home / "inductor"),
+        "ARENA_BASELINE_CACHE": str(home / "baselines.json"),
+        "ARENA_PROBE_CACHE": str(home / "probes.json"),
+    }
 
 
 def _bytes(detail: dict[str, Any]) -> dict[str, Any]:
@@ -174,7 +205,7 @@ def kb_eval(tree: Path, problem: Path, solution: Path) -> dict[str, Any]:
             text=True,
             env={
                 **os.environ,
-                "TRITON_CACHE_DIR": cache,
+                **cold_caches(Path(cache)),
                 "PYTHONPATH": os.environ.get("KB_SITE", ""),
             },
             check=False,
@@ -191,31 +222,38 @@ def kb_eval(tree: Path, problem: Path, solution: Path) -> dict[str, Any]:
 def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
     table = []
     for name, task, solution in pairs(args.tree):
-        if args.only not in name:
+        if args.only and not any(part in name for part in args.only.split(",")):
             continue
         spec = load_task(task)
         # Cold from the command line, a fresh process per evaluation.
         cold = None if args.no_cold else cli_cold(task, solution, pair=name)
+        options = EvaluateOptions(prepared=True, trace_steps=STEP_TRACE[0])
         ours = [
-            grade(spec, solution, EvaluateOptions(prepared=True), pair=name, mode="prepared")
-            for _ in range(args.repeats)
+            grade(spec, solution, options, pair=name, mode="prepared") for _ in range(args.repeats)
         ]
         kb = (
             []
             if isinstance(task, str)
             else [kb_eval(args.tree, task, solution) for _ in range(args.kb_repeats)]
         )
-        ours_s = statistics.median(r["wall_s"] for r in ours)
+        ours_s = statistics.median(r["wall_s"] for r in ours) if ours else None
         kb_s = [r["wall_s"] for r in kb if "wall_s" in r]
+        # A cold command line is a whole process; so is upstream's evaluation, timed whole.
+        kb_process = [r["process_s"] for r in kb if "process_s" in r]
         table.append(
             {
                 "pair": name,
                 "ours_cold_s": cold["wall_s"] if cold else None,
-                "ours_prepared_median_s": round(ours_s, 3),
+                "ours_prepared_median_s": round(ours_s, 3) if ours_s else None,
                 "kernelbench_median_s": round(statistics.median(kb_s), 3) if kb_s else None,
-                "ratio": round(ours_s / statistics.median(kb_s), 2) if kb_s else None,
+                "kernelbench_process_median_s": (
+                    round(statistics.median(kb_process), 3) if kb_process else None
+                ),
+                "ratio": round(ours_s / statistics.median(kb_s), 2) if kb_s and ours_s else None,
                 "cold_cli_ratio": (
-                    round(cold["wall_s"] / statistics.median(kb_s), 2) if kb_s and cold else None
+                    round(cold["wall_s"] / statistics.median(kb_process), 2)
+                    if kb_process and cold
+                    else None
                 ),
                 "speedups": [r["speedup_vs_eager"] for r in ours],
                 "rows": [cold, *ours] if cold else ours,
@@ -245,10 +283,11 @@ def reference_solutions(tree: Path, taken: set[int], needed: int, folder: Path) 
 
 
 def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
+    """`--part I/N` grades every Nth of the whole list (our solutions, then references as
+    solutions up to `--problems`) from the Ith, so N GPUs of one host share one sweep."""
     specs = []
-    index, count = (int(x) for x in args.part.split("/"))
     every = sorted(SOLUTIONS.glob("level_1_problem_*_sample_0_kernel.py"), key=solution_number)
-    for solution in every[index::count]:
+    for solution in every:
         problem = kb_problem(args.tree, solution_number(solution))
         if problem is not None:
             specs.append((problem.stem, load_task(problem), solution, problem))
@@ -256,12 +295,19 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         taken = {solution_number(s) for s in every}
         folder = Path(tempfile.mkdtemp(prefix="bench-references-"))
         specs += reference_solutions(args.tree, taken, args.problems - len(specs), folder)
+    index, count = (int(x) for x in args.part.split("/"))
+    specs = specs[index::count]
     cache = Path(tempfile.mkdtemp(prefix="bench-builds-"))
     try:
         built = build_stage([(spec, solution) for _, spec, solution, _ in specs], cache)
     except Exception as exc:  # the sweep still runs; CUDA solutions then build as they load
         built = {"error": repr(exc)}
-    options = EvaluateOptions(prepared=True, build_cache=str(cache), compile_baseline=False)
+    options = EvaluateOptions(
+        prepared=True,
+        build_cache=str(cache),
+        compile_baseline=False,
+        trace_steps=STEP_TRACE[0],
+    )
     passes = []
     deadline = time.monotonic() + args.deadline_s
     for number in range(args.passes):
@@ -271,7 +317,9 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
             for name, spec, solution, _ in specs:
                 if time.monotonic() > deadline:
                     break
+                began = time.monotonic()
                 rows.append(grade(spec, solution, options, problem=name, pass_=number))
+                rows[-1]["gpu_busy_share"] = busy.share(began, time.monotonic())
         if not rows:
             break
         wall_s = time.monotonic() - started
@@ -298,29 +346,41 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
 
 class GpuBusy:
     """The GPU's busy share while a pass runs: NVML's utilization.gpu (the share of each sample
-    period in which a kernel was running), sampled every 100 ms by nvidia-smi."""
+    period in which a kernel was running), sampled every 100 ms by nvidia-smi, each sample
+    stamped on arrival so that one evaluation's share can be taken from its own window."""
 
     def __enter__(self) -> "GpuBusy":
-        self.samples: list[float] = []
+        self.samples: list[tuple[float, float]] = []
+        # nvidia-smi numbers GPUs as the host does; CUDA_VISIBLE_DEVICES names the one in use.
+        gpu = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0]
         try:
             self.proc: subprocess.Popen[str] | None = subprocess.Popen(
-                [*NVIDIA_SMI_BUSY, "-lms", "100", "-i", "0"],
-                stdout=subprocess.PIPE,
-                text=True,
+                [*NVIDIA_SMI_BUSY, "-lms", "100", "-i", gpu], stdout=subprocess.PIPE, text=True
             )
         except OSError:
             self.proc = None
+            return self
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         return self
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            value = line.strip()
+            if value.replace(".", "").isdigit():
+                self.samples.append((time.monotonic(), float(value)))
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is None:
             return
         self.proc.terminate()
-        out, _ = self.proc.communicate(timeout=10)
-        self.samples = [float(x) for x in out.split() if x.strip().replace(".", "").isdigit()]
+        self.proc.wait(timeout=10)
+        self.reader.join(timeout=10)
 
-    def share(self) -> float | None:
-        return round(statistics.mean(self.samples) / 100, 3) if self.samples else None
+    def share(self, start: float = 0.0, end: float = float("inf")) -> float | None:
+        values = [v for t, v in self.samples if start <= t <= end]
+        return round(statistics.mean(values) / 100, 3) if values else None
 
 
 def _median_of(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -339,9 +399,55 @@ def phase_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {n: round(statistics.median(r["phases"].get(n, 0.0) for r in rows), 3) for n in names}
 
 
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """The parts of one sweep, each graded on its own GPU of one host (`--part`), as one: per
+    pass, evaluations per GPU-hour over all of them (evaluations / the GPUs' summed wall)."""
+    parts = [json.loads(p.read_text()) for p in paths]
+    passes = []
+    for number in range(max(len(p.get("passes", [])) for p in parts)):
+        got = [p["passes"][number] for p in parts if len(p.get("passes", [])) > number]
+        rows = [r for g in got for r in g["rows"]]
+        wall = sum(g["wall_s"] for g in got)
+        busy = [r["gpu_busy_share"] for r in rows if r.get("gpu_busy_share") is not None]
+        passes.append(
+            {
+                "pass": number,
+                "parts": len(got),
+                "complete": all(g["complete"] for g in got) and len(got) == len(parts),
+                "evaluations": len(rows),
+                "gpu_wall_s": round(wall, 1),
+                "evaluations_per_gpu_hour": round(len(rows) * 3600 / wall, 1) if wall else None,
+                "gpu_busy_share": (
+                    round(
+                        sum(g["gpu_busy_share"] * g["wall_s"] for g in got if g["gpu_busy_share"])
+                        / wall,
+                        3,
+                    )
+                    if wall
+                    else None
+                ),
+                "gpu_busy_share_median_evaluation": (
+                    round(statistics.median(busy), 3) if busy else None
+                ),
+                "statuses": {
+                    s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}
+                },
+                "phase_medians_s": phase_medians(rows) if rows else {},
+            }
+        )
+    return {
+        "gpu": parts[0]["gpu"],
+        "torch": parts[0]["torch"],
+        "commands": [p["command"] for p in parts],
+        "passes": passes,
+        "parts": parts,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["pairs", "sweep"])
+    parser.add_argument("mode", choices=["pairs", "sweep", "merge"])
+    parser.add_argument("parts", nargs="*", type=Path, help="merge: the sweep parts' files")
     parser.add_argument("--tree", type=Path, default=REPO / "var/device/kb")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--kb-repeats", type=int, default=3, help="pairs: upstream's evaluations")
@@ -352,17 +458,27 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--no-cold", action="store_true", help="pairs: no cold evaluation")
-    parser.add_argument("--only", default="", help="pairs whose name holds this")
+    parser.add_argument("--only", default="", help="pairs whose name holds one of these (a,b)")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the bench itself")
     parser.add_argument("--part", default="0/1", help="sweep: every Nth solution from the Ith")
     parser.add_argument(
         "--deadline-s", type=float, default=float("inf"), help="sweep: no grading starts after"
     )
     args = parser.parse_args()
+    if args.mode == "merge":
+        merged = merge(args.parts)
+        out = (
+            args.out
+            or REPO / f"bench/results/throughput-sweep-{merged['gpu'].replace(' ', '-')}.json"
+        )
+        out.write_text(json.dumps(merged, indent=1))
+        print(json.dumps([{k: v for k, v in p.items()} for p in merged["passes"]]))
+        return 0
     DEVICE[0] = args.device
     import torch
 
     if args.trace:
+        STEP_TRACE[0] = True
         evaluate_module._Evaluation._launch = traced_launch(evaluate_module._Evaluation._launch)
     gpu = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     figures = run_pairs(args) if args.mode == "pairs" else run_sweep(args)

@@ -136,13 +136,24 @@ def _compare_floating(
 ) -> Comparison:
     if want.numel() == 0:
         return Comparison(True, "empty output", 0.0, 0.0)
-    placement = _special_placement(want, got, chunk_elements)
+    fused = _fused_module(want, got)
+    if fused is not None:
+        placement, rms = fused.placement_and_rms(want, got)
+    else:
+        placement, rms = _special_placement(want, got, chunk_elements), None
     if placement == "finite":
         return Comparison(False, f"output {index} has NaN or Inf where the reference has none")
     if placement == "special":
         return Comparison(False, f"output {index} has NaN or Inf unlike the reference's")
-    effective_atol = atol * _atol_scale(_finite_rms(want, chunk_elements)) if scale_atol else atol
-    count, max_abs, max_rel = _errors(want, got, effective_atol, rtol, chunk_elements)
+    if scale_atol:
+        rms = _finite_rms(want, chunk_elements) if rms is None else rms
+        effective_atol = atol * _atol_scale(rms)
+    else:
+        effective_atol = atol
+    if fused is not None:
+        count, max_abs, max_rel = fused.errors(want, got, effective_atol, rtol)
+    else:
+        count, max_abs, max_rel = _errors(want, got, effective_atol, rtol, chunk_elements)
     if count:
         return Comparison(
             False,
@@ -152,6 +163,16 @@ def _compare_floating(
             max_rel,
         )
     return Comparison(True, "matches the reference", max_abs, max_rel)
+
+
+def _fused_module(want: torch.Tensor, got: torch.Tensor) -> Any:
+    """grader/fused_compare.py where it applies (CUDA outputs), else None. Imported here, not
+    at the top: the grading process reads tolerances from this module and needs no Triton."""
+    if want.device.type != "cuda":
+        return None
+    from grader import fused_compare
+
+    return fused_compare if fused_compare.applies(want, got) else None
 
 
 def _special_placement(want: torch.Tensor, got: torch.Tensor, chunk_elements: int) -> str | None:

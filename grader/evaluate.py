@@ -399,6 +399,7 @@ class _Evaluation:
             "solution_path": str(self.solution),
             "io_dir": str(self.io_dir),
             "compile_baseline": self.options.compile_baseline,
+            "trace_steps": self.options.trace_steps,
             "cached_baselines": self.cached_baselines,
             "sota_path": str(self.sota) if self.sota else None,
             "stress_cases": {

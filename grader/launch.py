@@ -144,7 +144,8 @@ class Launcher:
 def phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[str, float]:
     """Seconds of a child's life: the probe and the judge whole; the candidate split at its
     messages into start-up (interpreter, torch, the sandbox), compile (importing the solution:
-    its builds), correctness (every shape's cases), timing and the rest (exit, clean-up)."""
+    its builds), correctness (every shape's cases: the visible shapes' before timing, the unseen
+    shapes' after it), timing and the rest (exit, clean-up)."""
     if role != "candidate":
         return {role: round(ended - launched, 3)}
     marks = {"launched": launched}
@@ -162,11 +163,13 @@ def phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[s
         if start in marks and end in marks:
             phases[name] = round(marks[end] - marks[start], 3)
             last = marks[end]
-    if "timing_begin" not in marks and "compiled" in marks:
-        # Untimed (CPU) or stopped before timing: correctness runs to the end of the messages.
+    if "compiled" in marks:
+        # Untimed (CPU) or stopped before timing, correctness runs to the end of the messages;
+        # timed, the unseen shapes' cases after the timing are correctness too.
         final = max(m["received_at"] for m in outcome.messages)
-        phases["candidate_correctness"] = round(final - marks["compiled"], 3)
-        last = final
+        before = phases.get("candidate_correctness", 0.0) if "timing_begin" in marks else 0.0
+        phases["candidate_correctness"] = round(before + max(0.0, final - last), 3)
+        last = max(last, final)
     phases["candidate_exit"] = round(ended - last, 3)
     return phases
 

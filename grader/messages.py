@@ -197,6 +197,16 @@ class Decoy(TypedDict, total=False):
     own_kernels: list[str]
 
 
+class StepSeconds(TypedDict, total=False):
+    """event "steps" (steps.py, only where EvaluateOptions.trace_steps): where a child's time
+    went in one case (shape, case) or one stage of a shape (shape, stage), by step."""
+
+    shape: int
+    case: int
+    stage: str
+    seconds: dict[str, float]
+
+
 # Every event, by name: the role that sends it and its fields.
 MESSAGES: dict[str, tuple[str, type]] = {
     "done": ("every role", Done),
@@ -223,4 +233,5 @@ MESSAGES: dict[str, tuple[str, type]] = {
     "probe": ("probe", Probe),
     "build": ("build", Build),
     "decoy": ("decoy", Decoy),
+    "steps": ("candidate, judge", StepSeconds),
 }

@@ -57,6 +57,9 @@ class EvaluateOptions:
     # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
     # host memory (outputs.py).
     device_outputs: bool = True
+    # Each child reports where its time went, step by step (steps.py): for the bench, never
+    # for a verdict.
+    trace_steps: bool = False
     # The decoy test (decoy.py: the solution once more with its own kernels silenced) decides
     # whether a grading may rank, so by default (None) it runs where one can: on CUDA. A CPU
     # grading is never ranked, and the extra child would only cost its time; True runs it on

@@ -17,6 +17,7 @@ from grader.cases import (
     scaled_state,
     state_problems,
     stress_inputs,
+    tensor_bytes,
     timing_input_sets,
     to_device,
 )
@@ -39,6 +40,7 @@ from grader.roles.common import (
     sync,
     warm_device,
 )
+from grader.steps import Steps
 from grader.timing import side_stream_check, time_interleaved
 
 
@@ -49,9 +51,11 @@ class _Candidate:
         self.share = memory_share(job)
         self.io_dir = Path(job["io_dir"])
         self.outbox = _outbox(job)
+        self.steps = Steps(job)
 
     def run(self) -> None:
         channel.send("started")
+        self.steps.start()
         device_ready = warm_device(self.device)
         loaders = ExtensionLoaders(self.job.get("prebuilt"), build_only=False)
         loaders.install()
@@ -59,6 +63,7 @@ class _Candidate:
         self.launches = guards.TritonLaunches()
         self.audit = guards.Audit(guards.default_allowed_roots(self.io_dir.parent))
         self.reference = load_module(Path(self.job["reference_path"]), "reference")
+        self.steps.mark("reference_import")
         self.audit.active = True
         source = Path(self.job["solution_path"]).read_text(encoding="utf-8", errors="replace")
         try:
@@ -76,23 +81,25 @@ class _Candidate:
             extensions=loaders.built,
             prebuilt_loaded=loaders.loaded,
         )
+        self.steps.mark("solution_import")
         device_ready.join()
+        self.steps.mark("device_ready")
+        self.steps.send(stage="compile")
         self._report_tampering("import")
-        self.to_time: list[tuple[int, dict[str, int], list[list[Any]]]] = []
+        self.to_time: list[tuple[int, dict[str, int]]] = []
         self.audit.active = False
         late = run_after_timing(self.reference, self.job["shapes"], self.device)
         self.audit.active = True
-        for index, shape_job in enumerate(self.job["shapes"]):
-            if index not in late:
+        shapes = list(enumerate(self.job["shapes"]))
+        # The visible shapes, then their timing, then the unseen ones: a visible shape is timed
+        # before any other shape's tensors have come and gone, on sets drawn on the device.
+        for index, shape_job in shapes:
+            if shape_job["seen"]:
                 self._run_or_report(index, shape_job)
-        while self.to_time:
-            index, shape, host_sets = self.to_time.pop(0)
-            try:
-                self._time_shape(index, shape, host_sets)
-            except Exception as exc:
-                raise runtime_error(exc, index, self.device, self.share) from None
-            del host_sets
-            release_device_memory(self.device)
+        self._time_visible()
+        for index, shape_job in shapes:
+            if not shape_job["seen"] and index not in late:
+                self._run_or_report(index, shape_job)
         for index in sorted(late):
             self._run_or_report(index, self.job["shapes"][index])
         self._report_tampering("run")
@@ -148,25 +155,48 @@ class _Candidate:
 
     def _run_shape(self, index: int, shape_job: dict[str, Any]) -> None:
         shape = shape_job["shape"]
+        self.steps.start()
         model, _ = self._build(index, shape)
+        self.steps.mark("build")
+        self.steps.send(shape=index, stage="build")
         for case_index, case in enumerate(cases_of(shape_job)):
+            self.steps.start()
             with torch.no_grad():
                 self._run_case(index, case_index, case, shape_job, model)
+            self.steps.send(shape=index, case=case_index)
             channel.send("case_done", shape=index, case=case_index)
         del model
         if self.job["timed"] and shape_job["seen"]:
-            self.to_time.append((index, shape, self._timing_sets(shape)))
+            self.to_time.append((index, shape))
 
-    def _timing_sets(self, shape: dict[str, int]) -> list[list[Any]]:
-        """Drawn on the device before any timing starts (a failed graph capture of the solution
-        can leave the CUDA generator unusable), then held in host memory until that shape is
-        timed, so the device holds one shape's sets at a time."""
+    def _time_visible(self) -> None:
+        """Every visible shape's timing input sets are drawn before any is timed (a failed graph
+        capture of the solution can leave the CUDA generator unusable). They stay on the device
+        while it has room for them beside the next shape's (the first shape timed always does:
+        it is timed where it was drawn); the rest wait in host memory for their turn."""
 
+        drawn: list[tuple[int, dict[str, int], list[list[Any]]]] = []
+        for index, shape in self.to_time:
+            self.steps.start()
+            sets = self._timing_sets(shape, keep_on_device=not drawn)
+            self.steps.mark("timing_sets")
+            self.steps.send(shape=index, stage="timing_sets")
+            drawn.append((index, shape, sets))
+        self.to_time = []
+        while drawn:
+            index, shape, sets = drawn.pop(0)
+            try:
+                self._time_shape(index, shape, sets)
+            except Exception as exc:
+                raise runtime_error(exc, index, self.device, self.share) from None
+            del sets
+            release_device_memory(self.device)
+
+    def _timing_sets(self, shape: dict[str, int], *, keep_on_device: bool) -> list[list[Any]]:
         self.audit.active = False
-        sets = [
-            [_to_host(x) for x in one_set]
-            for one_set in timing_input_sets(self.reference, shape, self.device)
-        ]
+        sets = timing_input_sets(self.reference, shape, self.device)
+        if not (keep_on_device or _room_beside(sets)):
+            sets = [[_to_host(x) for x in one_set] for one_set in sets]
         self.audit.active = True
         return sets
 
@@ -176,6 +206,7 @@ class _Candidate:
 
         self.audit.active = False
         inputs = case_inputs(self.reference, shape_job["shape"], case, self.device)
+        self.steps.mark("inputs")
         stress = stress_of(self.job, case)
         where = {"shape": index, "case": case_index, "seen": shape_job["seen"]}
         if stress is not None:
@@ -201,7 +232,9 @@ class _Candidate:
     ) -> None:
 
         pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        self.steps.mark("pristine")
         _poison_allocator(self.device, inputs)
+        self.steps.mark("poison")
         self.audit.active = True
         threads, processes = guards.live_threads(), guards.child_processes()
         launches_before = len(self.launches.names)
@@ -214,6 +247,7 @@ class _Candidate:
                 sync(self.device)
         except BaseException as exc:
             raise runtime_error(exc, index, self.device, self.share) from None
+        self.steps.mark("profiled_call" if profile is not None else "call")
         outputs = as_list(output)
         violations = _violations(outputs, inputs, pristine)
         report: dict[str, Any] = {
@@ -226,6 +260,7 @@ class _Candidate:
         }
         if profile is not None:
             report.update(self._profile_report(profile, launches_before))
+        self.steps.mark("checks")
         channel.send("case", **report)
         # An output that aliases an input may still be right: the judge knows whether the
         # reference's own output aliases there, so the output travels for it to compare.
@@ -242,6 +277,7 @@ class _Candidate:
                 # The grader's scratch space is full: the host checks that it is (evaluate.py).
                 raise StageError("scratch_full", describe(exc), index) from None
             self.audit.active = True
+            self.steps.mark("handover")
 
     def _profile_report(self, profile: Any, launches_before: int) -> dict[str, Any]:
         interpreted = self.launches.since(launches_before)
@@ -254,9 +290,13 @@ class _Candidate:
             "top_library": [[name[:200], us] for name, us in share.top_library],
         }
 
-    def _time_shape(self, index: int, shape: dict[str, int], host_sets: list[list[Any]]) -> None:
+    def _time_shape(self, index: int, shape: dict[str, int], drawn: list[list[Any]]) -> None:
+        self.steps.start()
         model, reference_model = self._build(index, shape, timing=True)
-        sets = [[to_device(x, self.device) for x in one_set] for one_set in host_sets]
+        self.steps.mark("timing_build")
+        sets = [[to_device(x, self.device) for x in one_set] for one_set in drawn]
+        self.steps.mark("timing_sets_to_device")
+        self.steps.send(shape=index, stage="timing_prepare")
         channel.send("timing_begin", shape=index)
         with torch.no_grad():
             timings = time_interleaved(
@@ -296,6 +336,21 @@ class _Candidate:
 
 def _to_host(value: Any) -> Any:
     return value.cpu() if isinstance(value, torch.Tensor) else value
+
+
+# What a shape's timing sets leave free on the device, at least, where they stay there while
+# other shapes are timed: room for the next shape's models and outputs.
+TIMING_ROOM_MULTIPLE = 3
+TIMING_ROOM_RESERVE_BYTES = 2 * 1024**3
+
+
+def _room_beside(sets: list[list[Any]]) -> bool:
+    """Whether sets already drawn on the device can stay there until their shape is timed."""
+    if not torch.cuda.is_available():
+        return True
+    held = tensor_bytes([x for one_set in sets for x in one_set])
+    free, _ = torch.cuda.mem_get_info()
+    return int(free) >= TIMING_ROOM_MULTIPLE * held + TIMING_ROOM_RESERVE_BYTES
 
 
 def _copy_weights(reference_model: Any, model: Any) -> str:

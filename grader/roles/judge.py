@@ -42,6 +42,7 @@ from grader.roles.common import (
     stress_of,
     warm_device,
 )
+from grader.steps import Steps
 from grader.timing import time_interleaved
 
 
@@ -65,17 +66,29 @@ def _judge_shape(
 ) -> None:
     """Each case's reference output is compared and freed before the next case is drawn."""
 
+    steps = Steps(job)
+    steps.start()
     apply_shape(reference, shape_job["shape"])
     torch.manual_seed(INIT_SEED)
     model = reference.Model(*reference.get_init_inputs()).to(job["device"]).eval()
+    steps.mark("build")
+    steps.send(shape=index, stage="build")
     for case_index, case in enumerate(cases_of(shape_job)):
         stress = stress_of(job, case)
+        steps.start()
         with judge_stress_state(stress, model):
-            message = _judge_case(job, reference, model, shape_job, case, index, case_index, inbox)
+            message = _judge_case(
+                job, reference, model, shape_job, case, index, case_index, inbox, steps
+            )
+        steps.send(shape=index, case=case_index)
         channel.send("judged", **message)
     if job["timed"] and shape_job["seen"] and not _baselines_cached(job, index):
+        steps.start()
         sets = timing_input_sets(reference, shape_job["shape"], "cuda")
+        steps.mark("timing_sets")
         _judge_baselines(job, index, model, sets)
+        steps.mark("baselines")
+        steps.send(shape=index, stage="baselines")
 
 
 def judge_stress_state(stress: Any, model: Any) -> Any:
@@ -116,10 +129,13 @@ def _judge_case(
     index: int,
     case_index: int,
     inbox: Any = None,
+    steps: Steps | None = None,
 ) -> dict[str, Any]:
 
+    steps = steps or Steps({})
     device, io_dir = job["device"], Path(job["io_dir"])
     inputs = case_inputs(reference, shape_job["shape"], case, device)
+    steps.mark("inputs")
     stress = stress_of(job, case)
     if stress is not None:
         inputs = stress_inputs(stress, inputs)
@@ -130,6 +146,7 @@ def _judge_case(
     arguments = [clone(x) for x in inputs] if precise else inputs
     with torch.no_grad():
         expected = as_list(model(*arguments))
+    steps.mark("reference")
     # Whether the reference's own output is a view of its input here (a transpose of one row,
     # say): then so may the candidate's be.
     where: dict[str, Any] = {
@@ -153,6 +170,7 @@ def _judge_case(
             actual = read_outputs(stem, device)
     except OutputFileError as exc:
         return {**where, "correct": False, "reason": str(exc)}
+    steps.mark("receive")
     where["bytes"] = sum(t.numel() * t.element_size() for t in actual)
     where["on_device"] = on_device
     if stress is None:
@@ -161,6 +179,7 @@ def _judge_case(
         verdict = compare_outputs(
             expected, actual, atol=stress.atol, rtol=stress.rtol, scale_atol=False
         )
+    steps.mark("compare")
     # Read once: its room goes back now (a mapped file's pages once its tensors are freed).
     stem.with_suffix(".bin").unlink(missing_ok=True)
     message: dict[str, Any] = {

@@ -21,15 +21,17 @@ def test_a_timed_candidate_is_split_at_its_messages():
             message("timing_end", 18.0, shape=0),
             message("timing_begin", 18.1, shape=1),
             message("timing_end", 19.0, shape=1),
-            message("done", 19.2),
+            # The unseen shapes run after the timing: their cases are correctness too.
+            message("case_done", 20.0, shape=2, case=0),
+            message("done", 20.25),
         ],
     )
-    assert _phases("candidate", 10.0, 19.5, outcome) == {
+    assert _phases("candidate", 10.0, 20.5, outcome) == {
         "candidate_startup": 2.0,
         "candidate_compile": 3.0,
-        "candidate_correctness": 2.5,
+        "candidate_correctness": 3.75,
         "candidate_timing": 1.5,
-        "candidate_exit": 0.5,
+        "candidate_exit": 0.25,
     }
 
 

@@ -1,0 +1,42 @@
+"""The fused comparison on a GPU: the same verdicts as the chunked path (the check of
+test_fused_compare.py, on CUDA tensors past one block), and compare_outputs takes it there."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import compare
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_the_fused_passes_reach_the_chunked_verdicts_on_the_gpu():
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests/evaluator/fused_compare_check.py"), "cuda", "1000003"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("same verdict:") == 24
+
+
+def test_compare_outputs_takes_the_fused_passes_on_cuda_and_finds_one_wrong_element():
+    want = torch.randn(50_000_000, device="cuda")
+    got = want.clone()
+    assert compare._fused_module(want, got) is not None
+    assert compare.compare_outputs([want], [got], atol=1e-4, rtol=1e-4).correct
+    got[12_345_678] += 1.0
+    verdict = compare.compare_outputs([want], [got], atol=1e-4, rtol=1e-4)
+    assert not verdict.correct
+    assert "1 of 50000000 elements" in verdict.reason
