@@ -24,6 +24,7 @@ timing, judge, other) and the bench's own store of the JSON line; medians per ph
 """
 
 import argparse
+import ctypes
 import json
 import os
 import statistics
@@ -48,7 +49,6 @@ SILU_TRITON = REPO / "tests/evaluator/solutions/silu_triton.py"
 SOLUTIONS = REPO / "bench/kernelbench_solutions"
 TRACE: list[dict[str, Any]] = []
 CLI = [sys.executable, "-m", "grader", "evaluate", "--json"]
-NVIDIA_SMI_BUSY = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
 DEVICE = ["cuda"]
 # --trace: each child also reports its steps (EvaluateOptions.trace_steps).
 STEP_TRACE = [False]
@@ -344,39 +344,46 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     return {"build_stage": built, "passes": passes}
 
 
+class _Utilization(ctypes.Structure):
+    _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
+
+
 class GpuBusy:
-    """The GPU's busy share while a pass runs: NVML's utilization.gpu (the share of each sample
-    period in which a kernel was running), sampled every 100 ms by nvidia-smi, each sample
-    stamped on arrival so that one evaluation's share can be taken from its own window."""
+    """The GPU's busy share while a pass runs: NVML's utilization.gpu (the share of its last
+    sample period in which a kernel was running), read every 50 ms on a thread of its own and
+    stamped, so that one evaluation's share can be taken from its own window."""
+
+    PERIOD_S = 0.05
 
     def __enter__(self) -> "GpuBusy":
         self.samples: list[tuple[float, float]] = []
-        # nvidia-smi numbers GPUs as the host does; CUDA_VISIBLE_DEVICES names the one in use.
-        gpu = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0]
+        self._stop = threading.Event()
+        # NVML numbers GPUs as the host does; CUDA_VISIBLE_DEVICES names the one in use.
+        index = int((os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0])
         try:
-            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
-                [*NVIDIA_SMI_BUSY, "-lms", "100", "-i", gpu], stdout=subprocess.PIPE, text=True
-            )
-        except OSError:
-            self.proc = None
+            self._nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            self._handle = ctypes.c_void_p()
+            if self._nvml.nvmlInit_v2() or self._nvml.nvmlDeviceGetHandleByIndex_v2(
+                index, ctypes.byref(self._handle)
+            ):
+                raise OSError("NVML refused")
+        except (OSError, ValueError):
+            self._thread: threading.Thread | None = None
             return self
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
         return self
 
-    def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            value = line.strip()
-            if value.replace(".", "").isdigit():
-                self.samples.append((time.monotonic(), float(value)))
+    def _sample(self) -> None:
+        rates = _Utilization()
+        while not self._stop.wait(self.PERIOD_S):
+            if not self._nvml.nvmlDeviceGetUtilizationRates(self._handle, ctypes.byref(rates)):
+                self.samples.append((time.monotonic(), float(rates.gpu)))
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-        self.reader.join(timeout=10)
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
     def share(self, start: float = 0.0, end: float = float("inf")) -> float | None:
         values = [v for t, v in self.samples if start <= t <= end]

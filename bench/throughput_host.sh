@@ -1,35 +1,49 @@
 #!/usr/bin/env bash
 # Issue 32's figures on a lent host of several GPUs, one job per GPU, all at once:
-#   SWEEP_GPUS="0 1" PAIRS="2:add,GELU,silu 3:ReLU,Softmax" [PROBLEMS=40] [PASSES=2] \
+#   SWEEP_GPUS="0 1 2" PAIRS="3:add,GELU,silu 3:ReLU:0 0:Softmax:0" [PROBLEMS=40] [PASSES=2] \
 #     [DEADLINE_S=480] [TRACE=1] [REPEATS=1] [KB_REPEATS=1] bash bench/throughput_host.sh OUT_DIR
 # sweep: bench/throughput.py sweep, its problems split over SWEEP_GPUS (--part i/n), merged into
 #   one file (evaluations per GPU-hour over the GPUs' summed wall, per pass);
-# pairs: bench/throughput.py pairs on each GPU named in PAIRS (gpu:names), merged into one file.
+# pairs: bench/throughput.py pairs for each PAIRS entry (gpu:names[:repeats]; repeats 0 grades
+#   only the cold command line against upstream's eval), merged into one file.
+# A GPU's jobs run one after another (its sweep part first), the GPUs' at once.
 # Every job has its own baseline and probe caches. Needs var/device (bash bench/device_carry.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-bench/results}"
 mkdir -p "$out"
 work=$(mktemp -d)
-export PYTHONUNBUFFERED=1
+# As a deployment grades: a hidden seed, so that a solution graded again meets the same unseen
+# shapes (and the probe's cached verdicts on them).
+export PYTHONUNBUFFERED=1 ARENA_HIDDEN_SEED="${ARENA_HIDDEN_SEED:-throughput-bench}"
 if ! command -v bwrap >/dev/null && [ -x var/device/bin/bwrap ]; then export PATH="$PWD/var/device/bin:$PATH"; fi
 python3 -c "from sandboxes.backends import bwrap_problem as p; print('sandbox:', p() or 'bwrap')"
 gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().replace(' ', '-'))")
 trace=${TRACE:+--trace}
 read -r -a sweep_gpus <<< "${SWEEP_GPUS:-}"
 n=${#sweep_gpus[@]}
-for i in "${!sweep_gpus[@]}"; do
-  g=${sweep_gpus[$i]}
-  CUDA_VISIBLE_DEVICES=$g ARENA_BASELINE_CACHE=$work/baselines-$g.json ARENA_PROBE_CACHE=$work/probes-$g.json \
-    python3 bench/throughput.py sweep --part "$i/$n" --problems "${PROBLEMS:-40}" --passes "${PASSES:-2}" \
-      --deadline-s "${DEADLINE_S:-480}" $trace --out "$work/sweep-$i.json" > "$work/sweep-$i.log" 2>&1 &
-done
-for job in ${PAIRS:-}; do
-  g=${job%%:*}
-  CUDA_VISIBLE_DEVICES=$g ARENA_BASELINE_CACHE=$work/baselines-$g.json ARENA_PROBE_CACHE=$work/probes-$g.json \
-    python3 bench/throughput.py pairs --only "${job#*:}" --repeats "${REPEATS:-1}" \
-      --kb-repeats "${KB_REPEATS:-1}" $trace --out "$work/pairs-$g.json" > "$work/pairs-$g.log" 2>&1 &
-done
+# Each GPU runs its jobs one after another: its sweep part first, then its pairs in order.
+declare -A queue
+for i in "${!sweep_gpus[@]}"; do queue[${sweep_gpus[$i]}]+="sweep:$i "; done
+k=0
+for job in ${PAIRS:-}; do queue[${job%%:*}]+="pairs:${job#*:}:$k "; k=$((k + 1)); done
+run_queue() {
+  local g=$1 item names rest repeats
+  export CUDA_VISIBLE_DEVICES=$g ARENA_BASELINE_CACHE=$work/baselines-$g.json ARENA_PROBE_CACHE=$work/probes-$g.json
+  for item in ${queue[$g]}; do
+    if [[ $item == sweep:* ]]; then
+      i=${item#sweep:}
+      python3 bench/throughput.py sweep --part "$i/$n" --problems "${PROBLEMS:-40}" --passes "${PASSES:-2}" \
+        --deadline-s "${DEADLINE_S:-480}" $trace --out "$work/sweep-$i.json" > "$work/sweep-$i.log" 2>&1
+    else
+      rest=${item#pairs:}; names=${rest%%:*}; rest=${rest#*:}
+      repeats=${REPEATS:-1}; [[ $rest == *:* ]] && { repeats=${rest%%:*}; rest=${rest#*:}; }
+      python3 bench/throughput.py pairs --only "$names" --repeats "$repeats" \
+        --kb-repeats "${KB_REPEATS:-1}" $trace --out "$work/pairs-$rest.json" > "$work/pairs-$rest.log" 2>&1
+    fi
+  done
+}
+for g in "${!queue[@]}"; do run_queue "$g" & done
 wait
 status=0
 if [ "$n" -gt 0 ]; then

@@ -43,12 +43,16 @@ class Budget:
     budget_bytes: int | None
     planned_bytes: int | None
     second_cases_dropped: int
+    # The outputs the device can hold between the candidate and the judge
+    # (device_outputs.device_budget_bytes), where they pass on the device; None elsewhere.
+    device_bytes: int | None = None
 
     def to_detail(self) -> dict[str, Any]:
         return {
             "bytes_budget": self.budget_bytes,
             "bytes_planned": self.planned_bytes,
             "unseen_second_cases_dropped": self.second_cases_dropped,
+            "bytes_device_budget": self.device_bytes,
         }
 
 
@@ -74,17 +78,24 @@ def shape_output_bytes(entry: Mapping[str, Any] | None, shape: Mapping[str, int]
 
 
 def apply_budget(
-    shapes: Sequence[dict[str, Any]], entry: Mapping[str, Any] | None
+    shapes: Sequence[dict[str, Any]],
+    entry: Mapping[str, Any] | None,
+    device_bytes: int | None = None,
 ) -> tuple[list[dict[str, Any]], Budget]:
     """The planned shapes (evaluate.plan_shapes: every case of every shape) cut to the budget:
     each unseen shape keeps one case, its distribution alternating, and its second case while
     the unseen shapes' bytes stay within UNSEEN_BUDGET_UNITS of the largest visible case's
-    outputs."""
+    outputs. Where outputs pass on the device, `device_bytes` (what it can hold) also bounds
+    the second cases: past it a case's outputs cross host memory, seconds a case at the
+    sizes where that happens, for a case that only repeats a shape with the other
+    distribution. The first cases run whatever the device holds."""
     unit = visible_output_bytes(entry)
     if unit is None:
-        return list(shapes), Budget(None, None, None, 0)
+        return list(shapes), Budget(None, None, None, 0, device_bytes)
     planned = sum(len(s["cases"]) * unit for s in shapes if s["seen"])
     budget = planned + UNSEEN_BUDGET_UNITS * unit
+    if device_bytes is not None:
+        budget = min(budget, max(planned, device_bytes))
     unseen = [(i, s) for i, s in enumerate(shapes) if not s["seen"]]
     sizes = {i: shape_output_bytes(entry, s["shape"]) or unit for i, s in unseen}
     kept: dict[int, list[dict[str, Any]]] = {}
@@ -110,7 +121,7 @@ def apply_budget(
             order = {id(c): n for n, c in enumerate(shape["cases"])}
             cases = sorted(kept[i], key=lambda c: order[id(c)])
             out.append({**shape, "cases": cases})
-    return out, Budget(unit, budget, planned, dropped)
+    return out, Budget(unit, budget, planned, dropped, device_bytes)
 
 
 # ---- shapes: visible, then unseen shapes drawn for this evaluation alone ----

@@ -168,7 +168,12 @@ class _Evaluation:
             return self._grader_error(exc.gate, exc.reason, exc.detail)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
-        self.shapes, self.budget = caseplan.apply_budget(self.shapes, self.probe_entry)
+        on_device = self.device == "cuda" and self.options.device_outputs
+        self.shapes, self.budget = caseplan.apply_budget(
+            self.shapes,
+            self.probe_entry,
+            self._device_output_budget() if on_device else None,
+        )
         self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
         self.result.gates["generalization"].detail.update(screening, unseen_seed=seed_source)
         try:

@@ -74,6 +74,23 @@ def test_second_cases_run_while_the_bytes_stay_within_the_budget():
     assert budget.planned_bytes == budget.budget_bytes
 
 
+def test_second_cases_stop_where_the_device_can_hold_no_more_outputs():
+    # Room for the visible cases and 8 GB more on the device: of five 2 GB unseen shapes, every
+    # first case runs, and second cases only while the outputs still fit there.
+    shapes, entry = planned([2 * GB] * 5)
+    out, budget = apply_budget(shapes, entry, device_bytes=36 * GB + 14 * GB)
+    assert [len(s["cases"]) for s in out[1:]] == [2, 2, 1, 1, 1]
+    assert budget.planned_bytes == 36 * GB + 14 * GB == budget.budget_bytes
+    assert budget.to_detail()["bytes_device_budget"] == 50 * GB
+    # A device that holds less than the first cases: they all run (through host memory).
+    out, budget = apply_budget(shapes, entry, device_bytes=10 * GB)
+    assert [len(s["cases"]) for s in out[1:]] == [1, 1, 1, 1, 1]
+    assert budget.planned_bytes == 36 * GB + 10 * GB
+    # Room for more than the unit budget: the unit budget still bounds the plan.
+    _, roomy = apply_budget(shapes, entry, device_bytes=10**6 * GB)
+    assert roomy.budget_bytes == 36 * GB + UNSEEN_BUDGET_UNITS * 6 * GB
+
+
 def test_a_size_the_probe_did_not_record_counts_as_its_larger_footprint():
     shapes, entry = planned([5 * GB] * 3)
     for verdict in entry["shapes"].values():
