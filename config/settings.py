@@ -421,6 +421,7 @@ ARENA_SCRATCH_DIR = env_str("ARENA_SCRATCH_DIR") or None
 _GRADER_CACHE = Path.home() / ".cache" / "kernel-arena"
 ARENA_BASELINE_CACHE = env_path("ARENA_BASELINE_CACHE", _GRADER_CACHE / "baselines.json")
 ARENA_PROBE_CACHE = env_path("ARENA_PROBE_CACHE", _GRADER_CACHE / "probes.json")
+ARENA_JUDGE_KERNEL_CACHE = env_path("ARENA_JUDGE_KERNEL_CACHE", _GRADER_CACHE / "judge-kernels")
 # The task catalogue that ships with the source tree, and where imported tasks are written
 # (import_kernelbench), outside it; both are read.
 ARENA_CATALOG_DIR = env_path("ARENA_CATALOG_DIR", BASE_DIR / "tasks" / "catalog")

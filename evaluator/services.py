@@ -123,6 +123,7 @@ def grader_options() -> EvaluateOptions:
         sandbox_image=settings.ARENA_SANDBOX_IMAGE,
         baseline_cache=str(settings.ARENA_BASELINE_CACHE),
         probe_cache=str(settings.ARENA_PROBE_CACHE),
+        judge_kernel_cache=str(settings.ARENA_JUDGE_KERNEL_CACHE),
         catalogs=tuple(str(root) for root in catalog_dirs()),
         allow_unisolated=settings.ARENA_UNSAFE_RUN_UNISOLATED,
         build_cache=str(settings.ARENA_BUILD_CACHE),

@@ -12,6 +12,7 @@ HIDDEN_SEED = "ARENA_HIDDEN_SEED"
 SCRATCH_DIR = "ARENA_SCRATCH_DIR"
 BASELINE_CACHE = "ARENA_BASELINE_CACHE"
 PROBE_CACHE = "ARENA_PROBE_CACHE"
+JUDGE_KERNEL_CACHE = "ARENA_JUDGE_KERNEL_CACHE"
 CATALOG_DIR = "ARENA_CATALOG_DIR"
 IMPORTED_CATALOG_DIR = "ARENA_IMPORTED_CATALOG_DIR"
 DATA_DIR = "ARENA_DATA_DIR"
@@ -40,6 +41,10 @@ def baseline_cache() -> str:
 
 def probe_cache() -> str:
     return text(PROBE_CACHE) or str(CACHE_HOME / "probes.json")
+
+
+def judge_kernel_cache() -> str:
+    return text(JUDGE_KERNEL_CACHE) or str(CACHE_HOME / "judge-kernels")
 
 
 def sandbox_image() -> str | None:

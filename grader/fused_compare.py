@@ -19,6 +19,9 @@ import triton
 import triton.language as tl
 
 BLOCK = 4096
+# Below this many elements the chunked path takes a few chunks (milliseconds), less than the
+# first compile of these kernels in a fresh Triton cache (about a second each).
+FUSED_MIN_ELEMENTS = 1 << 26
 FUSED_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
@@ -68,15 +71,16 @@ def _errors(w_ptr, g_ptr, n, tolerance_ptr, count_out, abs_out, rel_out, BLOCK: 
 
 
 def applies(want: torch.Tensor, got: torch.Tensor) -> bool:
-    """Both on one CUDA device, contiguous, of one dtype this module loads, and not empty."""
+    """Both on one CUDA device, contiguous, of one dtype this module loads, and large enough
+    (FUSED_MIN_ELEMENTS) for the passes to save more than their first compile costs."""
     return (
-        want.device.type == "cuda"
+        want.numel() >= FUSED_MIN_ELEMENTS
+        and want.device.type == "cuda"
         and got.device == want.device
         and want.dtype in FUSED_DTYPES
         and got.dtype == want.dtype
         and want.is_contiguous()
         and got.is_contiguous()
-        and want.numel() > 0
     )
 
 

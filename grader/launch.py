@@ -101,11 +101,15 @@ class Launcher:
             self._isolating = isolating_sandbox(options)
         return self._isolating
 
-    def env(self, workdir: Path) -> dict[str, str]:
+    def env(self, workdir: Path, role: str) -> dict[str, str]:
         extra = {
             "PYTHONPATH": str(ENGINE_ROOT),
             "TORCH_EXTENSIONS_DIR": str(workdir / "ext"),
-            "TRITON_CACHE_DIR": str(workdir / "triton"),
+            "TRITON_CACHE_DIR": str(
+                workdir / "triton"
+                if role in SANDBOXED_ROLES
+                else Path(self.options.judge_kernel_cache) / "triton"
+            ),
         }
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
@@ -119,7 +123,7 @@ class Launcher:
         return self.sandbox(sandboxed=role == "candidate").start(
             [sys.executable, "-m", "grader.child", "--prepared"],
             workdir=workdir,
-            env=self.env(workdir),
+            env=self.env(workdir, role),
             limits=self.limits(),
             readable=CHILD_CODE,
             prepared=True,
@@ -131,7 +135,7 @@ class Launcher:
         backend's own run(), to its end."""
         sandbox = self.sandbox(sandboxed=role in SANDBOXED_ROLES)
         argv = [sys.executable, "-m", "grader.child", str(workdir / "job.json")]
-        env, limits = self.env(workdir), self.limits()
+        env, limits = self.env(workdir, role), self.limits()
         if not sandbox.preparable:
             return sandbox.run(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
         running = sandbox.start(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)

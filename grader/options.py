@@ -29,6 +29,11 @@ class EvaluateOptions:
     # The cached eager and torch.compile timings, and the cached probes of the reference.
     baseline_cache: str = field(default_factory=environment.baseline_cache)
     probe_cache: str = field(default_factory=environment.probe_cache)
+    # Triton's cache for the judge and the probe, which run only the grader and the task's
+    # reference (the judge's fused comparison, torch.compile's baselines): kept from one
+    # evaluation to the next, where no candidate can reach it. A candidate's cache is its own
+    # folder's, gone with it.
+    judge_kernel_cache: str = field(default_factory=environment.judge_kernel_cache)
     # The docker sandbox's image (its default tag where None).
     sandbox_image: str | None = field(default_factory=environment.sandbox_image)
     # The catalogues a task given by slug is looked up in.
