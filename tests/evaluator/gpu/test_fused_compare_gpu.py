@@ -1,6 +1,7 @@
 """The fused comparison on a GPU: the same verdicts as the chunked path (the check of
 test_fused_compare.py, on CUDA tensors past one block), and compare_outputs takes it there."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ def test_the_fused_passes_reach_the_chunked_verdicts_on_the_gpu():
         capture_output=True,
         text=True,
         cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=600,
         check=False,
     )
