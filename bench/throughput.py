@@ -302,8 +302,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         built = build_stage([(spec, solution) for _, spec, solution, _ in specs], cache)
     except Exception as exc:  # the sweep still runs; CUDA solutions then build as they load
         built = {"error": repr(exc)}
+    # A GPU worker's settings: children prepared ahead and a warm judge.
     options = EvaluateOptions(
         prepared=True,
+        warm_judge=True,
         build_cache=str(cache),
         compile_baseline=False,
         trace_steps=STEP_TRACE[0],

@@ -399,6 +399,11 @@ ARENA_GRADER_SANDBOX = env_choice("ARENA_GRADER_SANDBOX", "auto", _SANDBOX_CHOIC
 ARENA_GRADER_PREPARED = env_bool("ARENA_GRADER_PREPARED", True)
 # How many evaluations' children it keeps started ahead (each about 1.5 GB of host memory).
 ARENA_GRADER_PREPARED_AHEAD = env_int("ARENA_GRADER_PREPARED_AHEAD", 2, minimum=1)
+# A GPU worker keeps one judge alive from one evaluation to the next (grader/warm_judge.py),
+# holding each case's expected outputs in up to ARENA_GRADER_JUDGE_CACHE_MB of host memory for
+# the next solution of the same task.
+ARENA_GRADER_WARM_JUDGE = env_bool("ARENA_GRADER_WARM_JUDGE", True)
+ARENA_GRADER_JUDGE_CACHE_MB = env_int("ARENA_GRADER_JUDGE_CACHE_MB", 4096, minimum=0)
 # A grading worker holds its evaluation under a lease of ARENA_GRADER_LEASE_S, renewed every
 # ARENA_GRADER_HEARTBEAT_S while it grades (evaluator/heartbeat.py); a worker that dies leaves
 # the evaluation to the next sweep once the lease runs out. The lease outlasts missed beats.

@@ -130,6 +130,9 @@ def grader_options() -> EvaluateOptions:
         prepared=settings.ARENA_GRADER_PREPARED
         and resolve_device(settings.ARENA_GRADER_DEVICE) == "cuda",
         prepared_ahead=settings.ARENA_GRADER_PREPARED_AHEAD,
+        warm_judge=settings.ARENA_GRADER_WARM_JUDGE
+        and resolve_device(settings.ARENA_GRADER_DEVICE) == "cuda",
+        judge_cache_bytes=settings.ARENA_GRADER_JUDGE_CACHE_MB * 1024**2,
     )
 
 

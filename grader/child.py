@@ -1,5 +1,6 @@
 """Entry point of a grader child process: `python -m grader.child JOB.json`, or `--prepared`
-(started ahead of its job, prepared.py). The job's "role" picks what runs (grader/roles/: probe,
+(started ahead of its job, prepared.py), or `--warm` (a judge serving one job after another,
+warm_judge.py). The job's "role" picks what runs (grader/roles/: probe,
 candidate, decoy, judge, build); progress goes over the private channel only, never stdout.
 One shape's tensors are alive at a time in each child; caches are emptied between shapes.
 """
@@ -10,6 +11,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.profiler
@@ -17,7 +19,7 @@ import triton  # noqa: F401 - imported ahead: a solution's first import of it co
 
 from grader import channel
 from grader.roles import ROLES
-from grader.roles.common import StageError, hold_to_share
+from grader.roles.common import StageError, hold_to_share, release_device_memory
 from grader.roles.judge import judge_stress_state as _judge_stress_state  # noqa: F401 - tests' name
 
 
@@ -47,6 +49,65 @@ def prepared_main() -> int:
     return main(line)
 
 
+def warm_main() -> int:
+    """A long-lived judge (a warm judge, docs/grading-pipeline.md): prepared as prepared_main,
+    then one job after another, each job's path a line on stdin, each ended by a "served"
+    message with the job's exit code. Its reference cache (roles/judge.py) lives between jobs.
+    Any job that does not end cleanly ends the process too, so no state it left (a device
+    error, a half-built cache entry) reaches the next job."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        torch.ones(1).add_(1)
+    channel.send("prepared")
+    while line := sys.stdin.readline().strip():
+        saved = TorchGlobals.take()
+        try:
+            code = main(line)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        saved.restore()
+        release_device_memory("cuda" if torch.cuda.is_initialized() else "cpu")
+        channel.send("served", code=code)
+        if code != 0:
+            return code
+    return 0
+
+
+class TorchGlobals:
+    """torch's process-wide settings a task's reference may change at import (TF32, the matmul
+    precision, cuDNN's choices, the default dtype, grad mode): taken before a warm judge's job
+    and put back after it, so that one task's setting never reaches another task's references."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    @classmethod
+    def take(cls) -> "TorchGlobals":
+        return cls(
+            {
+                "matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+                "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+                "cudnn_benchmark": torch.backends.cudnn.benchmark,
+                "cudnn_deterministic": torch.backends.cudnn.deterministic,
+                "matmul_precision": torch.get_float32_matmul_precision(),
+                "default_dtype": torch.get_default_dtype(),
+                "grad": torch.is_grad_enabled(),
+                "deterministic": torch.are_deterministic_algorithms_enabled(),
+            }
+        )
+
+    def restore(self) -> None:
+        v = self.values
+        torch.backends.cuda.matmul.allow_tf32 = v["matmul_tf32"]
+        torch.backends.cudnn.allow_tf32 = v["cudnn_tf32"]
+        torch.backends.cudnn.benchmark = v["cudnn_benchmark"]
+        torch.backends.cudnn.deterministic = v["cudnn_deterministic"]
+        torch.set_float32_matmul_precision(v["matmul_precision"])
+        torch.set_default_dtype(v["default_dtype"])
+        torch.set_grad_enabled(v["grad"])
+        torch.use_deterministic_algorithms(v["deterministic"])
+
+
 def _end(code: int) -> None:
     """Ends the process as soon as its last message is out: every report has gone through the
     channel (unbuffered writes), so nothing is left to tear down that the operating system does
@@ -59,7 +120,9 @@ def _end(code: int) -> None:
 
 def _run(argv: list[str]) -> int:
     try:
-        return prepared_main() if argv[1] == "--prepared" else main(argv[1])
+        if argv[1] == "--prepared":
+            return prepared_main()
+        return warm_main() if argv[1] == "--warm" else main(argv[1])
     except SystemExit as exc:  # a solution's own sys.exit() keeps its exit code
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0

@@ -250,16 +250,28 @@ def precision_cost_bytes(model: Any, inputs: list[Any], expected: list[Any]) -> 
     return 8 * elements
 
 
-def precision_report(
-    model: Any, inputs: list[Any], expected: list[Any], actual: list[Any]
-) -> dict[str, float] | None:
-    """Errors of the fp32 reference and of the candidate against a float64 run of the reference.
+@dataclass
+class PrecisionTruth:
+    """A float64 run of the reference on one case's inputs: each floating-point output's float64
+    value (None for the others) and the fp32 reference's own distance from them."""
 
-    A candidate many times further from float64 than the fp32 reference computed in a lower
-    precision (bf16/fp16 arithmetic, tf32 where fp32 was asked for). Skipped (None) where the
-    float64 copies would pass PRECISION_MAX_BYTES: a full-size float64 model beside the judge's
-    own tensors is what ran the judge out of memory on large problems.
-    """
+    truth: list[Any]
+    reference_err: float
+
+    def report(self, actual: list[Any]) -> dict[str, float] | None:
+        """The candidate's distance from the float64 run, beside the reference's."""
+        pairs = [(a, t) for a, t in zip(actual, self.truth, strict=False) if t is not None]
+        if not pairs:
+            return None
+        return {
+            "reference_err": self.reference_err,
+            "candidate_err": max(relative_l2(a, t) for a, t in pairs),
+        }
+
+
+def precision_truth(model: Any, inputs: list[Any], expected: list[Any]) -> PrecisionTruth | None:
+    """The float64 run of the reference that precision_report compares against; None where its
+    copies would pass PRECISION_MAX_BYTES or the model does not run in float64."""
     if precision_cost_bytes(model, inputs, expected) > PRECISION_MAX_BYTES:
         return None
     try:
@@ -273,14 +285,25 @@ def precision_report(
     except Exception:
         return None
     truth_list = list(truth) if isinstance(truth, (list, tuple)) else [truth]
-    pairs = [
-        (e, a, t)
-        for e, a, t in zip(expected, actual, truth_list, strict=False)
-        if isinstance(t, torch.Tensor) and t.is_floating_point()
+    kept = [
+        t if isinstance(t, torch.Tensor) and t.is_floating_point() else None
+        for t in truth_list[: len(expected)]
     ]
+    pairs = [(e, t) for e, t in zip(expected, kept, strict=False) if t is not None]
     if not pairs:
         return None
-    return {
-        "reference_err": max(relative_l2(e, t) for e, _, t in pairs),
-        "candidate_err": max(relative_l2(a, t) for _, a, t in pairs),
-    }
+    return PrecisionTruth(kept, max(relative_l2(e, t) for e, t in pairs))
+
+
+def precision_report(
+    model: Any, inputs: list[Any], expected: list[Any], actual: list[Any]
+) -> dict[str, float] | None:
+    """Errors of the fp32 reference and of the candidate against a float64 run of the reference.
+
+    A candidate many times further from float64 than the fp32 reference computed in a lower
+    precision (bf16/fp16 arithmetic, tf32 where fp32 was asked for). Skipped (None) where the
+    float64 copies would pass PRECISION_MAX_BYTES: a full-size float64 model beside the judge's
+    own tensors is what ran the judge out of memory on large problems.
+    """
+    truth = precision_truth(model, inputs, expected)
+    return truth.report(actual) if truth is not None else None

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader import builds, caseplan, decoy, device_outputs, feasibility, prepared
+from grader import builds, caseplan, decoy, device_outputs, feasibility, prepared, warm_judge
 from grader.baselines import baseline_key, cache_load, cache_store
 
 # What callers import from here (the grading service, the bench scripts, the tests): each name
@@ -227,6 +227,7 @@ class _Evaluation:
             if handoff is not None:
                 handoff.close()
         self._record_device_outputs(candidate)
+        self._record_judge_cache(judge)
         if judge.last("done") is None:
             return self._judge_failed(judge)
         self._store_baselines(judge)
@@ -388,6 +389,13 @@ class _Evaluation:
             "unused_because": str(sent.get("disabled") or "")[:300],
         }
 
+    def _record_judge_cache(self, judge: Outcome) -> None:
+        """A warm judge's cache after this evaluation: its hits and misses here, what it holds."""
+        report = judge.last("judge_cache")
+        if report is not None:
+            keys = ("hits", "misses", "entries", "held_bytes", "budget_bytes")
+            self.result.environment["judge_cache"] = {k: report.get(k) for k in keys}
+
     def _child(self, role: str, workdir: Path, *, sandboxed: bool) -> Outcome:
         atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
         job = {
@@ -413,6 +421,9 @@ class _Evaluation:
         }
         if role == "judge":
             job["candidate_graphs"] = self.candidate_graphs
+            if self.options.warm_judge:
+                job["warm"] = True
+                job["judge_cache_bytes"] = self.options.judge_cache_bytes
         else:
             job["prebuilt"] = self.prebuilt
         job["decoy"] = self.decoy_case
@@ -430,6 +441,17 @@ class _Evaluation:
         if sandboxed:
             self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name
         launched = time.monotonic()
+        if role == "judge" and self.options.warm_judge:
+            outcome = warm_judge.WARM.serve(
+                self.launcher.key(),
+                self.launcher.start_warm_judge,
+                str(job_path),
+                self.options.timeout_s,
+                self.options.stop,
+            )
+            self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
+            self._raise_if_stopped()
+            return outcome
         running = self.slot.take(role) if self.slot is not None else None
         if running is not None and running.proc.poll() is not None:
             # It died while waiting (the host's OOM killer, say): nothing of this job's doing,

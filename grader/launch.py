@@ -4,6 +4,7 @@ read from its messages.
 """
 
 import contextlib
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +62,10 @@ def _prepared_slot(launcher: "Launcher") -> prepared.Slot | None:
             launcher.new_scratch,
             launcher.start,
             launcher.options.prepared_ahead,
+            # A warm judge serves the judge's job: the slot starts none.
+            roles=tuple(
+                r for r in prepared.ROLES if r != "judge" or not launcher.options.warm_judge
+            ),
         )
     except SandboxError:
         return None
@@ -82,6 +87,8 @@ class Launcher:
             self.memory_cap(),
             sys.executable,
             self.options.scratch_dir,
+            self.options.warm_judge,
+            self.options.judge_kernel_cache,
         )
 
     def new_scratch(self) -> Path:
@@ -128,6 +135,23 @@ class Launcher:
             readable=CHILD_CODE,
             prepared=True,
         )
+
+    def start_warm_judge(self) -> tuple[Running, Path]:
+        """A warm judge (warm_judge.py) in a folder of its own, removed when it goes."""
+        folder = new_private_folder("arena-judge", root=scratch_root(self.options.scratch_dir))
+        try:
+            running = self.sandbox(sandboxed=False).start(
+                [sys.executable, "-m", "grader.child", "--warm"],
+                workdir=folder,
+                env=self.env(folder, "judge"),
+                limits=self.limits(),
+                readable=CHILD_CODE,
+                prepared=True,
+            )
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return running, folder
 
     def run(self, role: str, workdir: Path) -> Outcome:
         """A child started for its job (workdir/job.json) and supervised to its end; one the

@@ -140,6 +140,7 @@ class Judged(TypedDict, total=False):
     largest_elements: int  # the largest input or reference output (generalization.index_limited)
     decoy_correct: bool  # the decoy child's silenced output on this case (decoy.judge_silenced)
     decoy_reason: str
+    cached: bool  # a warm judge's: the reference's outputs came from its cache
 
 
 class Baselines(TypedDict, total=False):
@@ -197,6 +198,24 @@ class Decoy(TypedDict, total=False):
     own_kernels: list[str]
 
 
+class Served(TypedDict):
+    """event "served": a warm judge (child.warm_main) has ended one job; `code` is what a
+    one-job child would have exited with (0 done, 3 a stage error, 1 anything else)."""
+
+    code: int
+
+
+class JudgeCache(TypedDict):
+    """event "judge_cache": a warm judge's reference cache after one job (reference_cache.py):
+    this job's hits and misses, and what the cache holds."""
+
+    hits: int
+    misses: int
+    entries: int
+    held_bytes: int
+    budget_bytes: int
+
+
 class StepSeconds(TypedDict, total=False):
     """event "steps" (steps.py, only where EvaluateOptions.trace_steps): where a child's time
     went in one case (shape, case) or one stage of a shape (shape, stage), by step."""
@@ -234,4 +253,6 @@ MESSAGES: dict[str, tuple[str, type]] = {
     "build": ("build", Build),
     "decoy": ("decoy", Decoy),
     "steps": ("candidate, judge", StepSeconds),
+    "served": ("warm judge", Served),
+    "judge_cache": ("judge", JudgeCache),
 }

@@ -58,6 +58,12 @@ class EvaluateOptions:
     # evaluation, but this one's children start together when it begins, so that their
     # interpreters import torch at the same time rather than one after another.
     prepared_ahead: int = 2
+    # A warm judge (warm_judge.py): one long-lived judge child per process serves every
+    # evaluation's judge job and keeps each case's expected outputs, within judge_cache_bytes
+    # of its host memory, for the next solution of the same task. For a process that grades one
+    # evaluation after another (a GPU worker); off, each evaluation starts a judge of its own.
+    warm_judge: bool = False
+    judge_cache_bytes: int = 4 * 1024**3
     # On CUDA, outputs pass from the candidate to the judge in exported device buffers
     # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
     # host memory (outputs.py).
@@ -78,6 +84,8 @@ class EvaluateOptions:
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
             raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
+        if self.judge_cache_bytes < 0:
+            raise ValueError(f"judge_cache_bytes must be 0 or more, not {self.judge_cache_bytes}")
         if self.prepared_ahead < 0:
             raise ValueError(f"prepared_ahead must be 0 or more, not {self.prepared_ahead}")
 

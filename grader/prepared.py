@@ -80,9 +80,10 @@ class Pool:
         make_folder: Callable[[], Path],
         starter: Starter,
         ahead: int = 1,
+        roles: tuple[str, ...] = ROLES,
     ) -> Slot:
-        """A ready slot for `key`, or one started now; either way the pool is filled again to
-        `ahead` slots for `key` (slots for other settings are let go)."""
+        """A ready slot for `key` (its children: `roles`), or one started now; either way the
+        pool is filled again to `ahead` slots for `key` (slots for other settings are let go)."""
         with self._lock:
             stale = [s for s in self._ready if s.key != key]
             self._ready = [s for s in self._ready if s.key == key]
@@ -90,26 +91,35 @@ class Pool:
             self._closed = False
         for slot in stale:
             discard_slot(slot)
-        slot = ready or start_slot(key, make_folder(), starter)
-        self._fill(key, make_folder, starter, ahead)
+        slot = ready or start_slot(key, make_folder(), starter, roles)
+        self._fill(key, make_folder, starter, ahead, roles)
         return slot
 
     def _fill(
-        self, key: tuple[object, ...], make_folder: Callable[[], Path], starter: Starter, ahead: int
+        self,
+        key: tuple[object, ...],
+        make_folder: Callable[[], Path],
+        starter: Starter,
+        ahead: int,
+        roles: tuple[str, ...],
     ) -> None:
         with self._lock:
             missing = max(0, ahead - len(self._ready) - self._starting)
             self._starting += missing
         for _ in range(missing):
-            self._starter.submit(self._start_one, key, make_folder, starter)
+            self._starter.submit(self._start_one, key, make_folder, starter, roles)
 
     def _start_one(
-        self, key: tuple[object, ...], make_folder: Callable[[], Path], starter: Starter
+        self,
+        key: tuple[object, ...],
+        make_folder: Callable[[], Path],
+        starter: Starter,
+        roles: tuple[str, ...],
     ) -> None:
         slot = None
         # A failure here leaves the next evaluation to start its children cold and report why.
         with contextlib.suppress(Exception):
-            slot = start_slot(key, make_folder(), starter)
+            slot = start_slot(key, make_folder(), starter, roles)
         with self._lock:
             self._starting -= 1
             keep = slot is not None and not self._closed
@@ -139,10 +149,12 @@ class Pool:
             discard_slot(slot)
 
 
-def start_slot(key: tuple[object, ...], folder: Path, starter: Starter) -> Slot:
+def start_slot(
+    key: tuple[object, ...], folder: Path, starter: Starter, roles: tuple[str, ...] = ROLES
+) -> Slot:
     slot = Slot(key, folder)
     try:
-        for role in ROLES:
+        for role in roles:
             workdir = folder / role
             workdir.mkdir(parents=True, exist_ok=True)
             slot.children[role] = starter(role, workdir)

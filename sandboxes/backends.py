@@ -549,6 +549,10 @@ class ProcessSandbox:
         return Running(proc, reader, log_path, known, cgroup, stack)
 
 
+# How often serve() looks for a long-lived child's end of a job.
+SERVE_POLL_S = 0.005
+
+
 class Running:
     """A started child: `wait` supervises it to its end; a prepared one is first handed its job.
 
@@ -601,6 +605,67 @@ class Running:
                 timed_out = time.monotonic() >= deadline
         wall_s = time.monotonic() - self.started
         return self._end(returncode, timed_out, wall_s)
+
+    def serve(
+        self,
+        line: str,
+        timeout_s: float,
+        stop: threading.Event | None = None,
+        *,
+        end_event: str,
+    ) -> Outcome:
+        """Hand a long-lived child its next job (one line; stdin stays open for the one after)
+        and supervise it until it sends `end_event`, whose `code` is the outcome's return code:
+        the child runs on. A child that exits, runs past `timeout_s` or is stopped first is
+        killed with its tree, and the outcome says so, as wait()'s does."""
+        assert self.proc.stdin is not None, "only a prepared child takes a job"
+        self.first_message = len(self.reader.messages)
+        self.started = time.monotonic()
+        try:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+        except OSError:  # it died while waiting: wait() reports how
+            return self.wait(timeout_s, stop)
+        deadline = self.started + timeout_s
+        seen = self.first_message
+        while True:
+            messages = self.reader.messages
+            for message in messages[seen:]:
+                if message.get("event") == end_event:
+                    return self._served(int(message.get("code", 1)))
+            seen = len(messages)
+            if self.proc.poll() is not None or self.reader_done():
+                # Its last messages may still be in the pipe: read them before judging.
+                self.reader.join(timeout=10)
+                if any(m.get("event") == end_event for m in self.reader.messages[seen:]):
+                    continue
+                return self.wait(timeout_s, stop)
+            if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+                return self._end(
+                    None, time.monotonic() >= deadline, time.monotonic() - self.started
+                )
+            time.sleep(SERVE_POLL_S)
+
+    def reader_done(self) -> bool:
+        return not self.reader.is_alive()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _served(self, code: int) -> Outcome:
+        return Outcome(
+            returncode=code,
+            timed_out=False,
+            wall_s=time.monotonic() - self.started,
+            messages=[
+                m
+                for m in self.reader.messages[self.first_message :]
+                if m.get("event") not in ("prepared", "served")
+            ],
+            log_path=self.log_path,
+            leftover_processes=0,
+            memory_exceeded=False,
+        )
 
     def discard(self) -> None:
         """Kill a child that was never handed a job."""

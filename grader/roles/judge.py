@@ -2,6 +2,7 @@
 compares the candidate's, and times the eager reference and torch.compile where not cached."""
 
 import copy
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,14 @@ from grader.compare import (
     PRECISION_MAX_BYTES,
     compare_outputs,
     precision_cost_bytes,
-    precision_report,
+    precision_truth,
 )
 from grader.decoy import judge_silenced
 from grader.device_outputs import judge_inbox
 from grader.generalization import largest_elements
 from grader.modules import apply_shape, load_module
 from grader.outputs import OutputFileError, read_outputs
+from grader.reference_cache import Expected, ReferenceCache, case_key
 from grader.roles.common import (
     INIT_SEED,
     aliases,
@@ -45,48 +47,104 @@ from grader.roles.common import (
 from grader.steps import Steps
 from grader.timing import time_interleaved
 
+# The warm judge's cache of expected outputs (reference_cache.py): made by the first job that
+# asks for one ("warm": a long-lived judge, child.warm_main), kept for the next. A one-job judge
+# has none.
+CACHE: ReferenceCache | None = None
+
 
 def run_judge(job: dict[str, Any]) -> None:
     device_ready = warm_device(job["device"])
-    reference = load_module(Path(job["reference_path"]), "reference")
+    reference_path = Path(job["reference_path"])
+    reference = load_module(reference_path, "reference")
     device_ready.join()
     channel.send("environment", **_device_environment(job["device"]))
+    cache = _cache_for(job)
+    if cache is not None:
+        job = {**job, "reference_sha256": hashlib.sha256(reference_path.read_bytes()).hexdigest()}
     budget = device_output_budget(job) if job["device"] == "cuda" else 0
     with judge_inbox({**job, "device_output_budget_bytes": budget}) as inbox:
         for index, shape_job in enumerate(job["shapes"]):
             try:
-                _judge_shape(job, reference, index, shape_job, inbox)
+                _judge_shape(job, reference, index, shape_job, inbox, cache)
             except Exception as exc:
                 raise grader_error(exc, index, shape_job["shape"]) from None
             release_device_memory(job["device"])
+    if cache is not None:
+        channel.send(
+            "judge_cache",
+            hits=cache.hits,
+            misses=cache.misses,
+            entries=len(cache),
+            held_bytes=cache.held_bytes,
+            budget_bytes=cache.budget_bytes,
+        )
+
+
+def _cache_for(job: dict[str, Any]) -> ReferenceCache | None:
+    global CACHE
+    if not job.get("warm"):
+        return None
+    budget = int(job.get("judge_cache_bytes") or 0)
+    if CACHE is None:
+        CACHE = ReferenceCache(budget)
+    else:
+        CACHE.resize(budget)
+    CACHE.hits = CACHE.misses = 0
+    return CACHE
 
 
 def _judge_shape(
-    job: dict[str, Any], reference: Any, index: int, shape_job: dict[str, Any], inbox: Any = None
+    job: dict[str, Any],
+    reference: Any,
+    index: int,
+    shape_job: dict[str, Any],
+    inbox: Any = None,
+    cache: ReferenceCache | None = None,
 ) -> None:
-    """Each case's reference output is compared and freed before the next case is drawn."""
+    """Each case's reference output is compared and freed before the next case is drawn. The
+    model is built only where a case is not in the cache or the shape's baselines are timed."""
 
     steps = Steps(job)
-    steps.start()
     apply_shape(reference, shape_job["shape"])
-    torch.manual_seed(INIT_SEED)
-    model = reference.Model(*reference.get_init_inputs()).to(job["device"]).eval()
-    steps.mark("build")
-    steps.send(shape=index, stage="build")
+    built: list[Any] = []
+
+    def model() -> Any:
+        if not built:
+            steps.start()
+            torch.manual_seed(INIT_SEED)
+            built.append(reference.Model(*reference.get_init_inputs()).to(job["device"]).eval())
+            steps.mark("build")
+            steps.send(shape=index, stage="build")
+        return built[0]
+
     for case_index, case in enumerate(cases_of(shape_job)):
-        stress = stress_of(job, case)
-        steps.start()
-        with judge_stress_state(stress, model):
-            message = _judge_case(
-                job, reference, model, shape_job, case, index, case_index, inbox, steps
-            )
+        key = case_key(job, shape_job["shape"], shape_job["cases"][case_index]) if cache else ""
+        expected = cache.get(key, job["device"]) if cache is not None else None
+        hit = expected is not None
+        if expected is None:
+            stress = stress_of(job, case)
+            current = model()
+            steps.start()
+            with judge_stress_state(stress, current):
+                expected = _expected(job, reference, current, shape_job, case, case_index, steps)
+            if cache is not None:
+                cache.put(key, expected)
+        else:
+            steps.start()
+            steps.mark("cached")
+        message = _verdict(job, expected, index, case_index, case, inbox, steps)
+        if cache is not None:
+            message["cached"] = hit
+        del expected
         steps.send(shape=index, case=case_index)
         channel.send("judged", **message)
     if job["timed"] and shape_job["seen"] and not _baselines_cached(job, index):
+        current = model()
         steps.start()
         sets = timing_input_sets(reference, shape_job["shape"], "cuda")
         steps.mark("timing_sets")
-        _judge_baselines(job, index, model, sets)
+        _judge_baselines(job, index, current, sets)
         steps.mark("baselines")
         steps.send(shape=index, stage="baselines")
 
@@ -120,20 +178,18 @@ def _allow_graphs(job: dict[str, Any], index: int) -> bool:
     return bool(job.get("candidate_graphs", {}).get(str(index), True))
 
 
-def _judge_case(
+def _expected(
     job: dict[str, Any],
     reference: Any,
     model: Any,
     shape_job: dict[str, Any],
     case: Any,
-    index: int,
     case_index: int,
-    inbox: Any = None,
-    steps: Steps | None = None,
-) -> dict[str, Any]:
+    steps: Steps,
+) -> Expected:
+    """The reference on one case: its outputs and what the verdict needs of its inputs."""
 
-    steps = steps or Steps({})
-    device, io_dir = job["device"], Path(job["io_dir"])
+    device = job["device"]
     inputs = case_inputs(reference, shape_job["shape"], case, device)
     steps.mark("inputs")
     stress = stress_of(job, case)
@@ -145,23 +201,43 @@ def _judge_case(
     precise = precise and precision_cost_bytes(model, inputs, []) <= PRECISION_MAX_BYTES
     arguments = [clone(x) for x in inputs] if precise else inputs
     with torch.no_grad():
-        expected = as_list(model(*arguments))
+        outputs = as_list(model(*arguments))
     steps.mark("reference")
     # Whether the reference's own output is a view of its input here (a transpose of one row,
     # say): then so may the candidate's be.
+    entry = Expected(outputs, aliases(outputs, arguments), largest_elements([*arguments, *outputs]))
+    del arguments
+    if case.distribution != "problem" and not all_finite(outputs):
+        entry.skipped = f"reference is not finite on {case.distribution} inputs"
+    elif precise:
+        entry.precise = True
+        entry.precision = precision_truth(model, inputs, outputs)
+        steps.mark("precision")
+    return entry
+
+
+def _verdict(
+    job: dict[str, Any],
+    expected: Expected,
+    index: int,
+    case_index: int,
+    case: Any,
+    inbox: Any,
+    steps: Steps,
+) -> dict[str, Any]:
+    """The candidate's outputs for one case against the reference's."""
+
+    device, io_dir = job["device"], Path(job["io_dir"])
     where: dict[str, Any] = {
         "shape": index,
         "case": case_index,
-        "reference_aliases": aliases(expected, arguments),
-        "largest_elements": largest_elements([*arguments, *expected]),
-        **judge_silenced(job, index, case_index, expected, device),
+        "reference_aliases": expected.reference_aliases,
+        "largest_elements": expected.largest_elements,
+        **judge_silenced(job, index, case_index, expected.outputs, device),
     }
-    del arguments
-    if not precise:
-        inputs = []
-    if case.distribution != "problem" and not all_finite(expected):
-        reason = f"reference is not finite on {case.distribution} inputs"
-        return {**where, "skipped": True, "reason": reason}
+    if expected.skipped:
+        return {**where, "skipped": True, "reason": expected.skipped}
+    stress = stress_of(job, case)
     stem = io_dir / f"out_{index}_{case_index}"
     try:
         actual = inbox.outputs(index, case_index) if inbox is not None else None
@@ -174,10 +250,10 @@ def _judge_case(
     where["bytes"] = sum(t.numel() * t.element_size() for t in actual)
     where["on_device"] = on_device
     if stress is None:
-        verdict = compare_outputs(expected, actual, atol=job["atol"], rtol=job["rtol"])
+        verdict = compare_outputs(expected.outputs, actual, atol=job["atol"], rtol=job["rtol"])
     else:
         verdict = compare_outputs(
-            expected, actual, atol=stress.atol, rtol=stress.rtol, scale_atol=False
+            expected.outputs, actual, atol=stress.atol, rtol=stress.rtol, scale_atol=False
         )
     steps.mark("compare")
     # Read once: its room goes back now (a mapped file's pages once its tensors are freed).
@@ -189,8 +265,9 @@ def _judge_case(
         "max_abs_err": verdict.max_abs_err,
         "max_rel_err": verdict.max_rel_err,
     }
-    if verdict.correct and precise:
-        message["precision"] = precision_report(model, inputs, expected, actual)
+    if verdict.correct and expected.precise:
+        precision = expected.precision
+        message["precision"] = precision.report(actual) if precision is not None else None
     if on_device:
         # Its device memory goes back now, before the next case's reference runs.
         del actual
