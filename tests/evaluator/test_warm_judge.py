@@ -20,7 +20,7 @@ from sandboxes.backends import Limits, ProcessSandbox, bwrap_usable
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
 HONEST = SOLUTIONS / "silu_triton.py"
 WRONG = SOLUTIONS / "silu_wrong_relu.py"
-OPTIONS = {"timeout_s": 180, "unseen_count": 2, "hidden_seed": "warm-judge-test"}
+OPTIONS = {"timeout_s": 180, "unseen_count": 1, "hidden_seed": "warm-judge-test"}
 
 needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
 
@@ -47,7 +47,8 @@ def judge_pid(judges):
 
 @needs_bwrap
 def test_one_warm_judge_serves_evaluations_with_a_one_job_judges_verdicts(judges):
-    one_job = evaluate("silu", HONEST, "cpu", EvaluateOptions(**OPTIONS))
+    # test_prepared.py and test_engine_cpu.py give a one-job judge's verdicts on these
+    # solutions: passed, and failed on correctness.
     first = evaluate("silu", HONEST, "cpu", EvaluateOptions(warm_judge=True, **OPTIONS))
     pid = judge_pid(judges)
     second = evaluate("silu", WRONG, "cpu", EvaluateOptions(warm_judge=True, **OPTIONS))
@@ -57,10 +58,9 @@ def test_one_warm_judge_serves_evaluations_with_a_one_job_judges_verdicts(judges
         "passed",
         {"compile": True, "correctness": True, "performance": None, "generalization": True},
     )
-    assert verdict(one_job) == verdict(first) == verdict(third) == passed
+    assert verdict(first) == verdict(third) == passed
     # A wrong solution is still wrong on the cases the judge took from its cache.
     assert second.status == "failed" and second.gates["correctness"].passed is False
-    assert "judge_cache" not in one_job.environment
     cases = first.environment["judge_cache"]["misses"]
     assert first.environment["judge_cache"]["hits"] == 0 and cases > 0
     # The later evaluations ran no reference on the visible cases the first one computed.

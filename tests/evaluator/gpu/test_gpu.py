@@ -113,10 +113,16 @@ held = []
 # Memory an earlier test's process gives back late would leave more than LEAVE free: the hog
 # takes whatever comes back, first until free memory has stayed at LEAVE for a second, then
 # for as long as the test runs (a process of an earlier test may exit during the grading).
+# Another process may take memory between the reading and the allocation: the hog then retries
+# on its next turn rather than die (a dead hog gives everything back, and the solution's 12 GiB
+# would fit).
 def take():
     free, _ = torch.cuda.mem_get_info()
     if free > LEAVE + 2**28:
-        held.append(torch.empty(free - LEAVE, dtype=torch.uint8, device="cuda"))
+        try:
+            held.append(torch.empty(free - LEAVE, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            return True
         return True
     return False
 
@@ -143,9 +149,11 @@ def test_out_of_memory_on_a_gpu_another_process_holds_is_a_grader_error(tmp_path
         said = hog.stdout.readline().split()
         assert said[0] == "held" and int(said[1]) <= 9 * 2**30, said
         result = grade(scratch_solution(tmp_path, 12))
+        hog_held_throughout = hog.poll() is None
     finally:
         hog.kill()
         hog.wait()
+    assert hog_held_throughout, "the hog died during the grading: the GPU was not held"
     gate = result.gates["correctness"]
     assert result.status == "error", result.gates
     assert result.ranked is False
