@@ -84,6 +84,20 @@ def case_key(job: dict[str, Any], shape: dict[str, int], case: dict[str, Any]) -
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+# Host copies move at about this rate each way (pageable memory, PCIe): a case whose reference
+# ran in less time than its copy out and back would take is cheaper to compute again.
+COPY_BYTES_PER_S = 10e9
+
+
+def worth_caching(nbytes: int, compute_s: float | None, *, on_device: bool) -> bool:
+    """Whether holding a case saves more than it costs: what a hit saves is the reference's
+    time (drawing the inputs and running it), what it costs is the copies to and from the
+    host, which cost nothing where the outputs are already in host memory."""
+    if compute_s is None or not on_device:
+        return True
+    return compute_s >= 2 * nbytes / COPY_BYTES_PER_S
+
+
 class ReferenceCache:
     def __init__(self, budget_bytes: int) -> None:
         self.budget_bytes = max(0, int(budget_bytes))
@@ -104,9 +118,16 @@ class ReferenceCache:
         self._entries.move_to_end(key)
         return entry.to_device(device)
 
-    def put(self, key: str, entry: Expected) -> bool:
-        """Keeps a host copy where it fits the budget (older entries go first); False where it is
-        larger than the whole budget."""
+    def put(self, key: str, entry: Expected, compute_s: float | None = None) -> bool:
+        """Keeps a host copy where it fits the budget (older entries go first) and is worth
+        its copies (worth_caching, from `compute_s`, the seconds the case took to compute);
+        False where it is not kept."""
+        on_device = any(
+            isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in entry.outputs
+        )
+        nbytes = _bytes(entry.outputs)
+        if nbytes > self.budget_bytes or not worth_caching(nbytes, compute_s, on_device=on_device):
+            return False
         host = entry.to_host()
         if host.nbytes > self.budget_bytes:
             return False

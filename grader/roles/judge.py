@@ -3,6 +3,7 @@ compares the candidate's, and times the eager reference and torch.compile where 
 
 import copy
 import hashlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from grader.roles.common import (
     grader_error,
     release_device_memory,
     stress_of,
+    sync,
     warm_device,
 )
 from grader.steps import Steps
@@ -126,10 +128,14 @@ def _judge_shape(
             stress = stress_of(job, case)
             current = model()
             steps.start()
+            if cache is not None:
+                sync(job["device"])
+            started = time.monotonic()
             with judge_stress_state(stress, current):
                 expected = _expected(job, reference, current, shape_job, case, case_index, steps)
             if cache is not None:
-                cache.put(key, expected)
+                sync(job["device"])
+                cache.put(key, expected, compute_s=time.monotonic() - started)
         else:
             steps.start()
             steps.mark("cached")

@@ -14,7 +14,7 @@ from grader import EvaluateOptions, evaluate
 from grader import prepared as prepared_module
 from grader import warm_judge as warm_module
 from grader.child import TorchGlobals
-from grader.reference_cache import Expected, ReferenceCache, case_key
+from grader.reference_cache import Expected, ReferenceCache, case_key, worth_caching
 from sandboxes.backends import Limits, ProcessSandbox, bwrap_usable
 
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
@@ -185,6 +185,17 @@ def test_the_cache_keeps_what_fits_its_budget_least_recently_used_out_first():
     cache.resize(400)
     assert len(cache) == 1 and cache.held_bytes == 400
     assert (cache.hits, cache.misses) == (2, 1)
+
+
+def test_a_case_on_the_device_is_held_only_where_computing_it_costs_more_than_its_copies():
+    gb = 10**9
+    # 1 GB out and back at 10 GB/s is 0.2 s: a 1 ms elementwise reference is computed again,
+    # a 0.5 s convolution is held.
+    assert not worth_caching(gb, 0.001, on_device=True)
+    assert worth_caching(gb, 0.5, on_device=True)
+    # Outputs already in host memory cost no copy; an unmeasured case is held.
+    assert worth_caching(gb, 0.001, on_device=False)
+    assert worth_caching(gb, None, on_device=True)
 
 
 def test_a_case_key_changes_with_everything_that_determines_its_outputs():
