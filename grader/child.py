@@ -39,14 +39,19 @@ def prepared_main() -> int:
     """A child started ahead of its job (prepared.py): every role's modules are imported (this
     module's imports), CUDA is left uninitialised, and the job's path comes as one line on
     stdin. End of input (the pool let it go) ends it with nothing done."""
-    # The profiler's host side starts slowly the first time; the device side needs CUDA.
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-        torch.ones(1).add_(1)
-    channel.send("prepared")
+    _prepare()
     line = sys.stdin.readline().strip()
     if not line:
         return 0
     return main(line)
+
+
+def _prepare() -> None:
+    """What a child started ahead does before its first job, then says so."""
+    # The profiler's host side starts slowly the first time; the device side needs CUDA.
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        torch.ones(1).add_(1)
+    channel.send("prepared")
 
 
 def warm_main() -> int:
@@ -55,9 +60,7 @@ def warm_main() -> int:
     message with the job's exit code. Its reference cache (roles/judge.py) lives between jobs.
     Any job that does not end cleanly ends the process too, so no state it left (a device
     error, a half-built cache entry) reaches the next job."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-        torch.ones(1).add_(1)
-    channel.send("prepared")
+    _prepare()
     while line := sys.stdin.readline().strip():
         saved = TorchGlobals.take()
         try:

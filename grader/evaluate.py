@@ -449,9 +449,14 @@ class _Evaluation:
                 self.options.timeout_s,
                 self.options.stop,
             )
-            self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
-            self._raise_if_stopped()
-            return outcome
+        else:
+            outcome = self._run_child(role, workdir, job_path)
+        self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
+        self._raise_if_stopped()
+        return outcome
+
+    def _run_child(self, role: str, workdir: Path, job_path: Path) -> Outcome:
+        """A child of this evaluation alone: the slot's, prepared, or one started cold."""
         running = self.slot.take(role) if self.slot is not None else None
         if running is not None and running.proc.poll() is not None:
             # It died while waiting (the host's OOM killer, say): nothing of this job's doing,
@@ -459,16 +464,12 @@ class _Evaluation:
             running.discard()
             running = None
         if running is None:
-            outcome = self.launcher.run(role, workdir)
-        else:
-            running.hand(str(job_path))
-            # It ends by itself before the evaluation goes on, as a cold child does: what a
-            # candidate leaves running is seen, and a child's GPU memory is back before the
-            # next child needs it (a killed one's comes back only a while after it is reaped).
-            outcome = running.wait(self.options.timeout_s, self.options.stop)
-        self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
-        self._raise_if_stopped()
-        return outcome
+            return self.launcher.run(role, workdir)
+        running.hand(str(job_path))
+        # It ends by itself before the evaluation goes on, as a cold child does: what a
+        # candidate leaves running is seen, and a child's GPU memory is back before the
+        # next child needs it (a killed one's comes back only a while after it is reaped).
+        return running.wait(self.options.timeout_s, self.options.stop)
 
     def _raise_if_stopped(self) -> None:
         stop = self.options.stop

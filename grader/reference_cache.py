@@ -12,7 +12,7 @@ is the candidate's while it runs, and copying a case's outputs back costs millis
 import hashlib
 import json
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -34,7 +34,17 @@ class Expected:
     # copies would not fit, or the model does not run in float64).
     precise: bool = False
     skipped: str = ""
-    nbytes: int = field(default=0)
+
+    @property
+    def nbytes(self) -> int:
+        """Each output's bytes, and the float64 truth's: a tensor listed twice counts twice,
+        as its copy on the host does."""
+        truth = self.precision.truth if self.precision is not None else []
+        return sum(
+            v.numel() * v.element_size()
+            for v in [*self.outputs, *truth]
+            if isinstance(v, torch.Tensor)
+        )
 
     def to_host(self) -> "Expected":
         return _moved(self, "cpu")
@@ -50,21 +60,14 @@ def _moved(entry: Expected, device: str) -> Expected:
     precision = entry.precision
     if precision is not None:
         precision = PrecisionTruth(move(precision.truth), precision.reference_err)
-    outputs = move(entry.outputs)
-    nbytes = _bytes(outputs) + (_bytes(precision.truth) if precision is not None else 0)
     return Expected(
-        outputs,
+        move(entry.outputs),
         list(entry.reference_aliases),
         entry.largest_elements,
         precision,
         entry.precise,
         entry.skipped,
-        nbytes,
     )
-
-
-def _bytes(values: list[Any]) -> int:
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
 def case_key(job: dict[str, Any], shape: dict[str, int], case: dict[str, Any]) -> str:
@@ -125,17 +128,14 @@ class ReferenceCache:
         on_device = any(
             isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in entry.outputs
         )
-        nbytes = _bytes(entry.outputs)
+        nbytes = entry.nbytes
         if nbytes > self.budget_bytes or not worth_caching(nbytes, compute_s, on_device=on_device):
-            return False
-        host = entry.to_host()
-        if host.nbytes > self.budget_bytes:
             return False
         if key in self._entries:
             self.held_bytes -= self._entries.pop(key).nbytes
-        self._evict_to(self.budget_bytes - host.nbytes)
-        self._entries[key] = host
-        self.held_bytes += host.nbytes
+        self._evict_to(self.budget_bytes - nbytes)
+        self._entries[key] = entry.to_host()
+        self.held_bytes += nbytes
         return True
 
     def _evict_to(self, limit: int) -> None:

@@ -634,7 +634,7 @@ class Running:
                 if message.get("event") == end_event:
                     return self._served(int(message.get("code", 1)))
             seen = len(messages)
-            if self.proc.poll() is not None or self.reader_done():
+            if self.proc.poll() is not None or not self.reader.is_alive():
                 # Its last messages may still be in the pipe: read them before judging.
                 self.reader.join(timeout=10)
                 if any(m.get("event") == end_event for m in self.reader.messages[seen:]):
@@ -646,9 +646,6 @@ class Running:
                 )
             time.sleep(SERVE_POLL_S)
 
-    def reader_done(self) -> bool:
-        return not self.reader.is_alive()
-
     def alive(self) -> bool:
         return self.proc.poll() is None
 
@@ -657,15 +654,20 @@ class Running:
             returncode=code,
             timed_out=False,
             wall_s=time.monotonic() - self.started,
-            messages=[
-                m
-                for m in self.reader.messages[self.first_message :]
-                if m.get("event") not in ("prepared", "served")
-            ],
+            messages=self._job_messages(),
             log_path=self.log_path,
             leftover_processes=0,
             memory_exceeded=False,
         )
+
+    def _job_messages(self) -> list[dict[str, Any]]:
+        """The messages since the hand-over, less a prepared child's readiness (the pool's, not
+        the job's) and a long-lived child's end of a job (serve's)."""
+        return [
+            m
+            for m in self.reader.messages[self.first_message :]
+            if m.get("event") not in ("prepared", "served")
+        ]
 
     def discard(self) -> None:
         """Kill a child that was never handed a job."""
@@ -683,12 +685,7 @@ class Running:
             returncode=returncode,
             timed_out=timed_out,
             wall_s=wall_s,
-            # A prepared child's readiness is the pool's, not the job's.
-            messages=[
-                m
-                for m in self.reader.messages[self.first_message :]
-                if m.get("event") != "prepared"
-            ],
+            messages=self._job_messages(),
             log_path=self.log_path,
             leftover_processes=leftovers,
             memory_exceeded=memory_exceeded,

@@ -124,22 +124,24 @@ def _judge_shape(
         key = case_key(job, shape_job["shape"], shape_job["cases"][case_index]) if cache else ""
         expected = cache.get(key, job["device"]) if cache is not None else None
         hit = expected is not None
+        stress = stress_of(job, case)
         if expected is None:
-            stress = stress_of(job, case)
             current = model()
             steps.start()
             if cache is not None:
                 sync(job["device"])
             started = time.monotonic()
             with judge_stress_state(stress, current):
-                expected = _expected(job, reference, current, shape_job, case, case_index, steps)
+                expected = _expected(
+                    job, reference, current, shape_job, case, case_index, stress, steps
+                )
             if cache is not None:
                 sync(job["device"])
                 cache.put(key, expected, compute_s=time.monotonic() - started)
         else:
             steps.start()
             steps.mark("cached")
-        message = _verdict(job, expected, index, case_index, case, inbox, steps)
+        message = _verdict(job, expected, index, case_index, stress, inbox, steps)
         if cache is not None:
             message["cached"] = hit
         del expected
@@ -191,6 +193,7 @@ def _expected(
     shape_job: dict[str, Any],
     case: Any,
     case_index: int,
+    stress: Any,
     steps: Steps,
 ) -> Expected:
     """The reference on one case: its outputs and what the verdict needs of its inputs."""
@@ -198,7 +201,6 @@ def _expected(
     device = job["device"]
     inputs = case_inputs(reference, shape_job["shape"], case, device)
     steps.mark("inputs")
-    stress = stress_of(job, case)
     if stress is not None:
         inputs = stress_inputs(stress, inputs)
     # The float64 check needs the inputs as drawn; elsewhere no copy is made and they are freed
@@ -227,7 +229,7 @@ def _verdict(
     expected: Expected,
     index: int,
     case_index: int,
-    case: Any,
+    stress: Any,
     inbox: Any,
     steps: Steps,
 ) -> dict[str, Any]:
@@ -243,7 +245,6 @@ def _verdict(
     }
     if expected.skipped:
         return {**where, "skipped": True, "reason": expected.skipped}
-    stress = stress_of(job, case)
     stem = io_dir / f"out_{index}_{case_index}"
     try:
         actual = inbox.outputs(index, case_index) if inbox is not None else None
