@@ -577,11 +577,18 @@ class Running:
         """Whether a prepared child has said it is ready for its job (imports done)."""
         return any(m.get("event") == "prepared" for m in list(self.reader.messages))
 
+    def _job_starts(self) -> None:
+        """The job's clock and messages start now, and so does what counts as its strays: a
+        process this one started while the child waited (another child, a helper of the
+        grading process) was never the child's, though it postdates the child's start."""
+        self.known |= own_children()
+        self.first_message = len(self.reader.messages)
+        self.started = time.monotonic()
+
     def hand(self, line: str) -> None:
         """Give a prepared child its job (one line) and start its clock."""
         assert self.proc.stdin is not None, "only a prepared child takes a job"
-        self.first_message = len(self.reader.messages)
-        self.started = time.monotonic()
+        self._job_starts()
         try:
             self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.close()
@@ -619,8 +626,7 @@ class Running:
         the child runs on. A child that exits, runs past `timeout_s` or is stopped first is
         killed with its tree, and the outcome says so, as wait()'s does."""
         assert self.proc.stdin is not None, "only a prepared child takes a job"
-        self.first_message = len(self.reader.messages)
-        self.started = time.monotonic()
+        self._job_starts()
         try:
             self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
@@ -670,7 +676,8 @@ class Running:
         ]
 
     def discard(self) -> None:
-        """Kill a child that was never handed a job."""
+        """Kill a child that was never handed a job: it ran none, so it has no strays."""
+        self.known |= own_children()
         self._end(None, False, 0.0)
 
     def _end(self, returncode: int | None, timed_out: bool, wall_s: float) -> Outcome:

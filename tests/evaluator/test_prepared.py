@@ -2,6 +2,7 @@
 as children started cold, a clock that starts at the hand-over, and nothing left behind."""
 
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -179,6 +180,27 @@ def test_a_waiting_child_is_not_another_childs_stray(tmp_path):
     finally:
         waiting.discard()
     assert waiting.proc.poll() is not None
+
+
+def test_a_process_started_while_a_child_waited_is_not_its_stray(tmp_path):
+    # The grading process (or a test beside it) starts a process of its own after a prepared
+    # child started and before it is handed its job: the job's end leaves that process alone.
+    waiting = ProcessSandbox().start(
+        [sys.executable, "-c", "import sys\nsys.stdin.readline()\n"],
+        workdir=tmp_path,
+        env={},
+        limits=Limits(timeout_s=30),
+        prepared=True,
+    )
+    neighbour = subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(60)"])
+    try:
+        waiting.hand("job.json")
+        outcome = waiting.wait(30)
+        assert outcome.returncode == 0 and outcome.leftover_processes == 0
+        assert neighbour.poll() is None, "the neighbour was killed as the child's stray"
+    finally:
+        neighbour.kill()
+        neighbour.wait()
 
 
 def test_cached_baselines_stand_only_for_the_same_timing_method():
