@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from grader import prepared
 from grader.concealment import environ_conceal
-from grader.evaluate import EvaluateOptions, evaluate
-from grader.measure_peaks import measure_peaks, render_peaks
+from grader.launch import start_children_now
+from grader.options import EvaluateOptions
 from grader.result import EvalResult
 from grader.taskspec import TaskError
 from sandboxes.backends import SANDBOXES, UNSAFE_SWITCH, unsafe_switch_on
@@ -62,6 +62,10 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         )
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret
             environ_conceal(secret_variables(os.environ))
+        # The children import torch while this process does (grader.evaluate imports it).
+        start_children_now(args.device, options)
+        from grader.evaluate import evaluate
+
         result = evaluate(args.task, args.solution, args.device, options)
         prepared.wait_removed()  # the evaluation's folder goes before the command ends
     except (TaskError, OSError, ValueError) as exc:
@@ -78,6 +82,8 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
 
 
 def run_measure_peaks(args: argparse.Namespace) -> int:
+    from grader.measure_peaks import measure_peaks, render_peaks
+
     try:
         report = measure_peaks(args.device, size_scale=args.size_scale)
     except ValueError as exc:

@@ -436,7 +436,9 @@ class _Evaluation:
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
         self._raise_if_stopped()
         job_path = workdir / "job.json"
-        job_path.write_text(json.dumps({**job, "memory_share": self.options.gpu_memory_share}))
+        job_path.write_text(
+            json.dumps({**job, "arch": self.arch, "memory_share": self.options.gpu_memory_share})
+        )
         role = job["role"]
         if sandboxed:
             self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name

@@ -51,6 +51,30 @@ def evaluation_folder(launcher: "Launcher") -> Iterator[tuple[Path, prepared.Slo
         prepared.retire_slot(slot)
 
 
+def start_children_now(device: str, options: EvaluateOptions) -> None:
+    """Start the children of the evaluation this process is about to run, before it imports
+    torch or reads the task (the command line): their imports and its own run at once. The
+    evaluation takes them as a prepared slot where its settings turn out the same (`device`
+    "auto" is a guess until torch says); a slot for other settings is let go unused. Nothing
+    is started where the evaluation would start none ahead, and a sandbox that cannot start
+    is left for the evaluation to report."""
+    if not options.prepared:
+        return
+    if device == "auto":
+        device = "cuda" if Path("/dev/nvidiactl").exists() else "cpu"
+    launcher = Launcher(device, "", options)
+    with contextlib.suppress(SandboxError):
+        if launcher.sandbox(sandboxed=True).preparable:
+            prepared.POOL.start_now(
+                launcher.key(), launcher.new_scratch, launcher.start, _slot_roles(options)
+            )
+
+
+def _slot_roles(options: EvaluateOptions) -> tuple[str, ...]:
+    # A warm judge serves the judge's job: a slot starts none.
+    return tuple(r for r in prepared.ROLES if r != "judge" or not options.warm_judge)
+
+
 def _prepared_slot(launcher: "Launcher") -> prepared.Slot | None:
     """None where the sandbox cannot start children ahead (docker) or cannot start at all: the
     evaluation then starts them cold, and reports a sandbox that fails as it always has."""
@@ -62,10 +86,7 @@ def _prepared_slot(launcher: "Launcher") -> prepared.Slot | None:
             launcher.new_scratch,
             launcher.start,
             launcher.options.prepared_ahead,
-            # A warm judge serves the judge's job: the slot starts none.
-            roles=tuple(
-                r for r in prepared.ROLES if r != "judge" or not launcher.options.warm_judge
-            ),
+            roles=_slot_roles(launcher.options),
         )
     except SandboxError:
         return None
@@ -82,7 +103,6 @@ class Launcher:
     def key(self) -> tuple[object, ...]:
         return (
             self.device,
-            self.arch,
             self.sandbox(sandboxed=True).name,
             self.memory_cap(),
             sys.executable,
@@ -121,8 +141,8 @@ class Launcher:
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""
-        if self.arch:
-            extra["TORCH_CUDA_ARCH_LIST"] = self.arch
+        # The builds' architecture (TORCH_CUDA_ARCH_LIST) comes with the job, not here: a
+        # child's start does not wait for the GPU to be asked its compute capability.
         return scrubbed_env(extra, home=workdir)
 
     def start(self, role: str, workdir: Path) -> Running:

@@ -3,8 +3,6 @@
 import threading
 from dataclasses import dataclass, field
 
-import torch
-
 from grader import environment
 from sandboxes.backends import (
     ProcessSandbox,
@@ -103,6 +101,8 @@ class EvaluationStopped(Exception):
 
 def resolve_device(device: str) -> str:
     if device == "auto":
+        import torch  # here, not above: the command line starts its children before torch
+
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cuda", "cpu"):
         raise ValueError(f"device must be cuda, cpu or auto, not {device!r}")

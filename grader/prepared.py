@@ -128,6 +128,21 @@ class Pool:
         if slot is not None and not keep:
             discard_slot(slot)
 
+    def start_now(
+        self,
+        key: tuple[object, ...],
+        make_folder: Callable[[], Path],
+        starter: Starter,
+        roles: tuple[str, ...] = ROLES,
+    ) -> None:
+        """Start a slot for `key` on this thread, for the evaluation about to take it: the
+        command line starts its children before it imports torch and reads the task, so that
+        their start-up and its own overlap."""
+        slot = start_slot(key, make_folder(), starter, roles)
+        with self._lock:
+            self._ready.append(slot)
+            self._closed = False
+
     def wait_filled(self, timeout_s: float) -> list[Slot]:
         """The ready slots once every one has started and its children have finished their
         imports (or `timeout_s` has passed)."""

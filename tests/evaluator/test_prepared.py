@@ -1,6 +1,7 @@
 """Children started ahead of their evaluation (grader/prepared.py): the same verdicts
 as children started cold, a clock that starts at the hand-over, and nothing left behind."""
 
+import json
 import os
 import subprocess
 import sys
@@ -119,6 +120,43 @@ def test_a_one_off_evaluation_starts_its_children_together_and_none_ahead(pool):
     prepared_module.wait_removed()
     root = Path(scratch_root() or tempfile.gettempdir())
     assert not list(root.glob(f"arena-eval-{os.getpid()}-*"))
+
+
+COMMAND_LINE_START = """
+import json, sys
+from grader import prepared
+started = []
+start_slot = prepared.start_slot
+def counted(*args, **kwargs):
+    started.append("torch" in sys.modules)
+    return start_slot(*args, **kwargs)
+prepared.start_slot = counted
+from grader.cli import main
+code = main(["evaluate", "--task", "silu", "--solution", sys.argv[1], "--device", sys.argv[2],
+             "--json", "--timeout", "180"])
+print("STARTED", json.dumps(started))
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_the_command_line_starts_its_children_before_it_imports_torch(device):
+    # The children's imports and the command line's own (torch, the task's analysis) overlap:
+    # one slot is started, before torch is imported, and the evaluation grades with it.
+    done = subprocess.run(
+        [sys.executable, "-c", COMMAND_LINE_START, str(SOLUTIONS / "silu_triton.py"), device],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert lines and lines[-1].startswith("STARTED "), done.stdout + done.stderr
+    result = json.loads(lines[0])
+    assert result["status"] == "passed", result["gates"]
+    assert result["environment"]["sandbox"] == "bwrap"
+    # On this host "auto" is the CPU: the guess held, and no second slot was started.
+    assert json.loads(lines[-1].removeprefix("STARTED ")) == [False]
 
 
 def test_a_prepared_child_that_died_waiting_is_replaced_by_a_cold_one(pool):
