@@ -89,9 +89,11 @@ def run(code: str, env: dict[str, str]) -> tuple[float, list[float]]:
             "TORCH_EXTENSIONS_DIR": f"{cache}/ext",
             "PYTHONPATH": str(REPO),
         }
+        script = Path(cache) / "step.py"  # Triton reads a kernel's source from its file
+        script.write_text(code)
         started = time.monotonic()
         done = subprocess.run(
-            [sys.executable, "-c", code],
+            [sys.executable, str(script)],
             capture_output=True,
             text=True,
             env={**os.environ, **cold, **env},

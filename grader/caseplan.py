@@ -77,6 +77,19 @@ def shape_output_bytes(entry: Mapping[str, Any] | None, shape: Mapping[str, int]
     return None
 
 
+def largest_peak_bytes(
+    entry: Mapping[str, Any] | None, shapes: Sequence[dict[str, Any]]
+) -> int | None:
+    """The reference's measured peak on the visible shape, scaled by output bytes to the plan's
+    largest shape (None where the probe measured no peak)."""
+    unit = visible_output_bytes(entry)
+    peak = (entry or {}).get("visible_peak_bytes")
+    if unit is None or not peak:
+        return None
+    largest = max((shape_output_bytes(entry, s["shape"]) or unit for s in shapes), default=unit)
+    return int(int(peak) * max(1.0, largest / unit))
+
+
 def apply_budget(
     shapes: Sequence[dict[str, Any]],
     entry: Mapping[str, Any] | None,

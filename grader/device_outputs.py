@@ -43,8 +43,12 @@ SOCKET_NAME = "outputs.sock"
 # inputs and the comparison's chunks need the rest.
 DEVICE_SHARE_MAX = 0.5
 RESERVE_BYTES = 4 * 1024**3
-# The judge's need beside the held outputs, in multiples of the reference's measured peak.
+# The judge's need beside the held outputs, in multiples of the reference's measured peak on
+# the visible shape, and of that peak scaled to the plan's largest shape (an unseen shape drawn
+# up to twice as large per dimension: its inputs, drawn with their distribution's temporaries,
+# and the reference's outputs).
 JUDGE_PEAK_MULTIPLE = 3
+LARGEST_PEAK_MULTIPLE = 2
 
 _CU_MEM_ALLOCATION_TYPE_PINNED = 1
 _CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
@@ -207,11 +211,18 @@ def _aligned(offset: int) -> int:
     return -(-offset // ALIGN_BYTES) * ALIGN_BYTES
 
 
-def device_budget_bytes(total_bytes: int, visible_peak_bytes: int | None) -> int:
+def device_budget_bytes(
+    total_bytes: int, visible_peak_bytes: int | None, largest_peak_bytes: int | None = None
+) -> int:
     """Output bytes one evaluation may hold on the device between candidate and judge: at most
     DEVICE_SHARE_MAX of its memory, and never the room the judge needs (the reserve, and three
-    times the reference's measured peak where the probe measured it)."""
-    judge_needs = RESERVE_BYTES + JUDGE_PEAK_MULTIPLE * int(visible_peak_bytes or 0)
+    times the reference's measured peak where the probe measured it, or twice that peak scaled
+    to the plan's largest shape where that is more)."""
+    peaks = (
+        JUDGE_PEAK_MULTIPLE * int(visible_peak_bytes or 0),
+        LARGEST_PEAK_MULTIPLE * int(largest_peak_bytes or 0),
+    )
+    judge_needs = RESERVE_BYTES + max(peaks)
     return max(0, min(int(total_bytes * DEVICE_SHARE_MAX), total_bytes - judge_needs))
 
 
@@ -316,6 +327,8 @@ class Broker:
     max_cases: int
     held: list[Held] = field(default_factory=list)
     refused: int = 0
+    # Descriptors taken from the candidate (held until the judge has them).
+    received: int = 0
 
     def __post_init__(self) -> None:
         self.path = self.folder / SOCKET_NAME
@@ -361,6 +374,7 @@ class Broker:
                 return  # the candidate closed its end
             if len(fds) == 1 and len(self.held) < self.max_cases:
                 self.held.append(Held(header, fds[0]))
+                self.received += 1
                 continue
             self.refused += 1
             _close_all(fds)
@@ -375,10 +389,13 @@ class Broker:
     def serve(self, folder: Path) -> "Handoff":
         return Handoff(folder / SOCKET_NAME, self)
 
-    def close(self) -> None:
-        self.stop()
+    def let_go(self) -> None:
         _close_all([h.fd for h in self.held])
         self.held.clear()
+
+    def close(self) -> None:
+        self.stop()
+        self.let_go()
 
 
 class Handoff:
@@ -407,6 +424,10 @@ class Handoff:
                 for held in self.broker.held:
                     socket.send_fds(conn, [held.header], [held.fd])
                 conn.send(b"")
+                # The judge holds them now: this process lets go of its own descriptors, so
+                # that each case's memory goes back to the device as soon as the judge has
+                # compared it and released its import, not at the evaluation's end.
+                self.broker.let_go()
             return
 
     def close(self) -> None:

@@ -194,7 +194,9 @@ class _Evaluation:
         if not entry or entry.get("total_bytes") is None:
             return None  # the children apply the same rule to the GPU's memory
         return device_outputs.device_budget_bytes(
-            int(entry["total_bytes"]), entry.get("visible_peak_bytes")
+            int(entry["total_bytes"]),
+            entry.get("visible_peak_bytes"),
+            caseplan.largest_peak_bytes(entry, self.shapes),
         )
 
     def _candidate_then_judge(self) -> None:
@@ -384,7 +386,7 @@ class _Evaluation:
             return
         sent = candidate.last("device_outputs") or {}
         self.result.environment["device_outputs"] = {
-            "descriptors": len(self.broker.held),
+            "descriptors": self.broker.received,
             "refused": self.broker.refused,
             "unused_because": str(sent.get("disabled") or "")[:300],
         }

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from grader import feasibility
-from grader.caseplan import UNSEEN_BUDGET_UNITS, apply_budget
+from grader.caseplan import UNSEEN_BUDGET_UNITS, apply_budget, largest_peak_bytes
 from grader.cases import cases_for
-from grader.device_outputs import Broker, Inbox
+from grader.device_outputs import RESERVE_BYTES, Broker, Inbox, device_budget_bytes
 from grader.outputs import OutputFileError
 
 GB = 10**9
@@ -106,6 +106,25 @@ def test_without_a_probe_every_case_runs_and_no_budget_is_claimed():
     assert out == shapes and budget.budget_bytes is None
 
 
+def test_the_device_budget_leaves_the_judge_room_for_the_largest_shape():
+    # An H100's 80 GB; the reference's peak 12 GB on the visible shape (6 GB of outputs), an
+    # unseen shape with twice the outputs: the judge needs twice its 24 GB peak there, more
+    # than three times the visible peak, and the held outputs get what is left.
+    shapes, entry = planned([6 * GB, 12 * GB])
+    entry["visible_peak_bytes"] = 12 * GB
+    assert largest_peak_bytes(entry, shapes) == 24 * GB
+    assert device_budget_bytes(80 * GB, 12 * GB, 24 * GB) == 80 * GB - RESERVE_BYTES - 48 * GB
+    # Unseen shapes no larger than the visible one: three times the visible peak binds.
+    small, small_entry = planned([3 * GB])
+    small_entry["visible_peak_bytes"] = 12 * GB
+    assert largest_peak_bytes(small_entry, small) == 12 * GB
+    assert device_budget_bytes(80 * GB, 12 * GB, 12 * GB) == 80 * GB - RESERVE_BYTES - 36 * GB
+    # A roomy device: half its memory at most.
+    assert device_budget_bytes(141 * GB, 12 * GB, 24 * GB) == int(141 * GB * 0.5)
+    # No peak measured: nothing to scale.
+    assert largest_peak_bytes({"visible_output_bytes": 6 * GB}, shapes) is None
+
+
 SENDER = textwrap.dedent(
     """
     import json, os, socket, sys
@@ -139,6 +158,9 @@ def test_descriptors_sent_by_an_exited_process_reach_the_judges_socket(tmp_path:
             received = _receive_all(handoff.path)
         finally:
             handoff.close()
+        # Once the judge has them, the grading process holds none of its own: each case's
+        # memory goes back as soon as the judge releases it.
+        assert not broker.held and broker.received == 2
     finally:
         broker.close()
     assert [json.loads(h)["case"] for h, _ in received] == [0, 1]
