@@ -295,6 +295,8 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         taken = {solution_number(s) for s in every}
         folder = Path(tempfile.mkdtemp(prefix="bench-references-"))
         specs += reference_solutions(args.tree, taken, args.problems - len(specs), folder)
+    if args.only:
+        specs = [s for s in specs if any(part in s[0] for part in args.only.split(","))]
     index, count = (int(x) for x in args.part.split("/"))
     specs = specs[index::count]
     cache = Path(tempfile.mkdtemp(prefix="bench-builds-"))
@@ -467,7 +469,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--no-cold", action="store_true", help="pairs: no cold evaluation")
-    parser.add_argument("--only", default="", help="pairs whose name holds one of these (a,b)")
+    parser.add_argument(
+        "--only", default="", help="pairs, or sweep problems, whose name holds one of these (a,b)"
+    )
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the bench itself")
     parser.add_argument("--part", default="0/1", help="sweep: every Nth solution from the Ith")
     parser.add_argument(
