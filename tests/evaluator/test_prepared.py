@@ -159,6 +159,25 @@ def test_the_command_line_starts_its_children_before_it_imports_torch(device):
     assert json.loads(lines[-1].removeprefix("STARTED ")) == [False]
 
 
+def test_the_grading_process_records_tritons_version_without_importing_it():
+    code = (
+        "import sys, json\n"
+        "from grader.evaluate import evaluate\n"
+        "from grader.host import host_environment\n"
+        "env = host_environment('cpu')\n"
+        "print(json.dumps(['triton' in sys.modules, env['triton']]))\n"
+        "import triton\n"
+        "print(json.dumps(triton.__version__))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    first, second = done.stdout.splitlines()
+    imported, recorded = json.loads(first)
+    assert imported is False
+    assert recorded == json.loads(second) != ""
+
+
 def test_a_prepared_child_that_died_waiting_is_replaced_by_a_cold_one(pool):
     options = EvaluateOptions(prepared=True, prepared_ahead=1, timeout_s=180, unseen_count=1)
     evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
