@@ -51,6 +51,7 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     args = build_parser().parse_args(argv)
     if args.command == "measure-peaks":
         return run_measure_peaks(args)
+    early: prepared.Slot | None = None
     try:
         # One evaluation: its children (probe, candidate, judge) start together, none ahead.
         options = EvaluateOptions(
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret
             environ_conceal(secret_variables(os.environ))
         # The children import torch while this process does (grader.evaluate imports it).
-        start_children_now(args.device, options)
+        early = start_children_now(args.device, options)
         from grader.evaluate import evaluate
 
         result = evaluate(args.task, args.solution, args.device, options)
@@ -74,6 +75,11 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         else:
             print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        # Children the evaluation never took (it stopped first, or its settings differed) go
+        # now, not when the process ends: a caller of main() may run on.
+        if early is not None:
+            prepared.POOL.let_go(early)
     if args.json:
         print(json.dumps(result.to_dict()))
     else:

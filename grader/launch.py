@@ -51,23 +51,25 @@ def evaluation_folder(launcher: "Launcher") -> Iterator[tuple[Path, prepared.Slo
         prepared.retire_slot(slot)
 
 
-def start_children_now(device: str, options: EvaluateOptions) -> None:
+def start_children_now(device: str, options: EvaluateOptions) -> prepared.Slot | None:
     """Start the children of the evaluation this process is about to run, before it imports
     torch or reads the task (the command line): their imports and its own run at once. The
     evaluation takes them as a prepared slot where its settings turn out the same (`device`
     "auto" is a guess until torch says); a slot for other settings is let go unused. Nothing
     is started where the evaluation would start none ahead, and a sandbox that cannot start
-    is left for the evaluation to report."""
+    is left for the evaluation to report. The caller lets go of the slot after the evaluation
+    (prepared.POOL.let_go), in case the evaluation never took it."""
     if not options.prepared:
-        return
+        return None
     if device == "auto":
         device = "cuda" if Path("/dev/nvidiactl").exists() else "cpu"
     launcher = Launcher(device, "", options)
     with contextlib.suppress(SandboxError):
         if launcher.sandbox(sandboxed=True).preparable:
-            prepared.POOL.start_now(
+            return prepared.POOL.start_now(
                 launcher.key(), launcher.new_scratch, launcher.start, _slot_roles(options)
             )
+    return None
 
 
 def _slot_roles(options: EvaluateOptions) -> tuple[str, ...]:

@@ -134,7 +134,7 @@ class Pool:
         make_folder: Callable[[], Path],
         starter: Starter,
         roles: tuple[str, ...] = ROLES,
-    ) -> None:
+    ) -> Slot:
         """Start a slot for `key` on this thread, for the evaluation about to take it: the
         command line starts its children before it imports torch and reads the task, so that
         their start-up and its own overlap."""
@@ -142,6 +142,17 @@ class Pool:
         with self._lock:
             self._ready.append(slot)
             self._closed = False
+        return slot
+
+    def let_go(self, slot: Slot) -> None:
+        """`slot` discarded with its folder if no evaluation took it (one that stopped before it
+        began, or ran with other settings); a slot taken is its evaluation's to retire."""
+        with self._lock:
+            waiting = any(s is slot for s in self._ready)
+            if waiting:
+                self._ready = [s for s in self._ready if s is not slot]
+        if waiting:
+            discard_slot(slot)
 
     def wait_filled(self, timeout_s: float) -> list[Slot]:
         """The ready slots once every one has started and its children have finished their

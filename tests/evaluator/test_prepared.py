@@ -13,6 +13,7 @@ import pytest
 
 from grader import EvaluateOptions, evaluate
 from grader import prepared as prepared_module
+from grader.cli import main as cli_main
 from grader.baselines import usable
 from grader.evaluate import scratch_root
 from sandboxes.backends import Limits, ProcessSandbox, bwrap_usable
@@ -157,6 +158,19 @@ def test_the_command_line_starts_its_children_before_it_imports_torch(device):
     assert result["environment"]["sandbox"] == "bwrap"
     # On this host "auto" is the CPU: the guess held, and no second slot was started.
     assert json.loads(lines[-1].removeprefix("STARTED ")) == [False]
+
+
+def test_the_command_line_lets_go_of_children_its_evaluation_never_took(pool, tmp_path):
+    # main() in a process that runs on (a test, a notebook): an evaluation that stops before it
+    # begins leaves no waiting children and no folder behind.
+    code = cli_main(
+        ["evaluate", "--task", str(tmp_path / "missing.py"), "--device", "cpu", "--json"]
+        + ["--solution", str(SOLUTIONS / "silu_triton.py")]
+    )
+    assert code == 2
+    assert pool.wait_filled(1) == []
+    root = Path(scratch_root() or tempfile.gettempdir())
+    assert not list(root.glob(f"arena-eval-{os.getpid()}-*"))
 
 
 def test_the_grading_process_records_tritons_version_without_importing_it():
