@@ -13,8 +13,8 @@ import pytest
 
 from grader import EvaluateOptions, evaluate
 from grader import prepared as prepared_module
-from grader.cli import main as cli_main
 from grader.baselines import usable
+from grader.cli import main as cli_main
 from grader.evaluate import scratch_root
 from sandboxes.backends import Limits, ProcessSandbox, bwrap_usable
 
@@ -163,10 +163,10 @@ def test_the_command_line_starts_its_children_before_it_imports_torch(device):
 def test_the_command_line_lets_go_of_children_its_evaluation_never_took(pool, tmp_path):
     # main() in a process that runs on (a test, a notebook): an evaluation that stops before it
     # begins leaves no waiting children and no folder behind.
-    code = cli_main(
-        ["evaluate", "--task", str(tmp_path / "missing.py"), "--device", "cpu", "--json"]
-        + ["--solution", str(SOLUTIONS / "silu_triton.py")]
-    )
+    solution = str(SOLUTIONS / "silu_triton.py")
+    missing = str(tmp_path / "missing.py")
+    argv = ["evaluate", "--task", missing, "--solution", solution, "--device", "cpu", "--json"]
+    code = cli_main(argv)
     assert code == 2
     assert pool.wait_filled(1) == []
     root = Path(scratch_root() or tempfile.gettempdir())
