@@ -331,6 +331,7 @@ class Broker:
     received: int = 0
 
     def __post_init__(self) -> None:
+        self._letting_go = threading.Lock()
         self.path = self.folder / SOCKET_NAME
         self.path.unlink(missing_ok=True)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -390,8 +391,11 @@ class Broker:
         return Handoff(folder / SOCKET_NAME, self)
 
     def let_go(self) -> None:
-        _close_all([h.fd for h in self.held])
-        self.held.clear()
+        """Close this process's descriptors, once: the hand-off's thread and close() may both
+        get here, and a descriptor closed twice could close another file that reused it."""
+        with self._letting_go:
+            held, self.held = self.held, []
+        _close_all([h.fd for h in held])
 
     def close(self) -> None:
         self.stop()
