@@ -168,6 +168,8 @@ def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
         "evaluation_wall_s": result["wall_s"],
         "phases": result["phases"],
         "bytes": _bytes(result["gates"]["correctness"]["detail"]),
+        "compile_warmup": result["environment"].get("compile_warmup"),
+        "speedup_vs_compile": result["summary"].get("speedup_vs_compile"),
     }
     print(json.dumps(row), flush=True)
     return row

@@ -19,7 +19,7 @@ import torch.profiler
 import triton  # noqa: F401 - imported ahead: a solution's first import of it costs seconds
 
 from grader import channel
-from grader.roles import ROLES
+from grader.roles import PRELUDES, ROLES
 from grader.roles.common import StageError, hold_to_share, release_device_memory
 from grader.roles.judge import judge_stress_state as _judge_stress_state  # noqa: F401 - tests' name
 
@@ -41,12 +41,30 @@ def main(job_path: str) -> int:
 def prepared_main() -> int:
     """A child started ahead of its job (prepared.py): every role's modules are imported (this
     module's imports), CUDA is left uninitialised, and the job's path comes as one line on
-    stdin. End of input (the pool let it go) ends it with nothing done."""
+    stdin. End of input (the pool let it go) ends it with nothing done. A prelude's job
+    (roles/prelude.py) may come first: it is served, ended by a "served" message with its exit
+    code, and the child reads on; one that fails ends the child, so that nothing it left
+    reaches the job."""
     _prepare()
-    line = sys.stdin.readline().strip()
-    if not line:
-        return 0
-    return main(line)
+    while line := sys.stdin.readline().strip():
+        job = json.loads(Path(line).read_text())
+        if job.get("role") not in PRELUDES:
+            return main(line)
+        code = _prelude(job)
+        channel.send("served", code=code)
+        if code != 0:
+            return code
+    return 0
+
+
+def _prelude(job: dict[str, Any]) -> int:
+    hold_to_share(job)
+    try:
+        PRELUDES[job["role"]](job)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
 
 
 def _prepare() -> None:

@@ -63,8 +63,9 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         )
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret
             environ_conceal(secret_variables(os.environ))
-        # The children import torch while this process does (grader.evaluate imports it).
-        early = start_children_now(args.device, options)
+        # The children import torch while this process does (grader.evaluate imports it), then
+        # do their preludes: the task's analysis, the compile baseline's warm-up (preludes.py).
+        early = start_children_now(args.device, options, task=args.task)
         from grader.evaluate import evaluate
 
         result = evaluate(args.task, args.solution, args.device, options)

@@ -95,7 +95,11 @@ def evaluate(
 ) -> EvalResult:
     started = time.monotonic()
     options = options or EvaluateOptions()
-    spec = task if isinstance(task, TaskSpec) else load_task(task, catalogs=options.catalogs)
+    spec = (
+        task
+        if isinstance(task, TaskSpec)
+        else load_task(task, catalogs=options.catalogs, analysed=prepared.POOL.analysis)
+    )
     solution_path = Path(solution).resolve()
     device = resolve_device(device)
     result = new_result(spec, solution_path, device)
@@ -230,6 +234,9 @@ class _Evaluation:
                 handoff.close()
         self._record_device_outputs(candidate)
         self._record_judge_cache(judge)
+        gate = candidate.last("timing_gate")
+        if gate is not None and "compile_warmup" in self.result.environment:
+            self.result.environment["compile_warmup"]["candidate_waited_s"] = gate.get("waited_s")
         if judge.last("done") is None:
             return self._judge_failed(judge)
         self._store_baselines(judge)
@@ -428,6 +435,9 @@ class _Evaluation:
                 job["judge_cache_bytes"] = self.options.judge_cache_bytes
         else:
             job["prebuilt"] = self.prebuilt
+        warmup = self.slot.warmup if self.slot is not None else None
+        if role == "candidate" and warmup is not None and self.timed:
+            job.update(warmup.gate_job())
         job["decoy"] = self.decoy_case
         if self.broker is not None:
             folder = self.judge_dir if role == "judge" else self.candidate_dir
@@ -461,6 +471,14 @@ class _Evaluation:
 
     def _run_child(self, role: str, workdir: Path, job_path: Path) -> Outcome:
         """A child of this evaluation alone: the slot's, prepared, or one started cold."""
+        warmup = self.slot.warmup if self.slot is not None else None
+        timeout_s = self.options.timeout_s
+        if warmup is not None and role == "judge":
+            warmup.settle()  # the judge's child is free of its warm-up, or gone
+            self.result.environment["compile_warmup"] = warmup.report
+        if warmup is not None and role == "candidate" and self.timed:
+            # The wait at its timing gate is the grader's, not the solution's time.
+            timeout_s += float(json.loads(job_path.read_text()).get("timing_gate_s", 0.0))
         running = self.slot.take(role) if self.slot is not None else None
         if running is not None and running.proc.poll() is not None:
             # It died while waiting (the host's OOM killer, say): nothing of this job's doing,
@@ -473,7 +491,7 @@ class _Evaluation:
         # It ends by itself before the evaluation goes on, as a cold child does: what a
         # candidate leaves running is seen, and a child's GPU memory is back before the
         # next child needs it (a killed one's comes back only a while after it is reaped).
-        return running.wait(self.options.timeout_s, self.options.stop)
+        return running.wait(timeout_s, self.options.stop)
 
     def _raise_if_stopped(self) -> None:
         stop = self.options.stop

@@ -9,9 +9,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader import prepared
+from grader import preludes, prepared
 from grader.options import EvaluateOptions, isolating_sandbox
 from grader.scratch import new_private_folder, private_scratch, scratch_root
+from grader.taskspec import TaskError, load_task
 from sandboxes.backends import (
     Limits,
     Outcome,
@@ -51,25 +52,65 @@ def evaluation_folder(launcher: "Launcher") -> Iterator[tuple[Path, prepared.Slo
         prepared.retire_slot(slot)
 
 
-def start_children_now(device: str, options: EvaluateOptions) -> prepared.Slot | None:
+def start_children_now(
+    device: str, options: EvaluateOptions, task: str | None = None
+) -> prepared.Slot | None:
     """Start the children of the evaluation this process is about to run, before it imports
     torch or reads the task (the command line): their imports and its own run at once. The
     evaluation takes them as a prepared slot where its settings turn out the same (`device`
     "auto" is a guess until torch says); a slot for other settings is let go unused. Nothing
     is started where the evaluation would start none ahead, and a sandbox that cannot start
     is left for the evaluation to report. The caller lets go of the slot after the evaluation
-    (prepared.POOL.let_go), in case the evaluation never took it."""
+    (prepared.POOL.let_go), in case the evaluation never took it.
+
+    With `task` (a KernelBench file or a task folder), the children are handed their preludes
+    (preludes.py): the probe's child analyses a KernelBench file, and on a GPU the judge's
+    child warms the compile baseline up, both while this process imports torch."""
     if not options.prepared:
         return None
     if device == "auto":
         device = "cuda" if Path("/dev/nvidiactl").exists() else "cpu"
     launcher = Launcher(device, "", options)
+    slot = None
     with contextlib.suppress(SandboxError):
         if launcher.sandbox(sandboxed=True).preparable:
-            return prepared.POOL.start_now(
+            slot = prepared.POOL.start_now(
                 launcher.key(), launcher.new_scratch, launcher.start, _slot_roles(options)
             )
-    return None
+    if slot is not None and task is not None:
+        _hand_preludes(slot, device, options, task)
+    return slot
+
+
+def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, task: str) -> None:
+    """A task that cannot be read here is left for the evaluation to report."""
+    path = Path(task).resolve()
+    is_problem = path.suffix == ".py" and path.is_file()
+    probe = slot.children.get("probe")
+    if is_problem and probe is not None:
+        analyse = {"role": "analyse", "device": "cpu", "path": str(path)}
+        prelude = preludes.hand(probe, slot.folder / "probe", analyse, preludes.ANALYSIS_LIMIT_S)
+        slot.analysis = (path, prelude)
+    if device != "cuda" or not options.compile_baseline:
+        return
+    if is_problem:
+        reference, shape = path, {}  # the problem as written is its visible shape
+    else:
+        try:  # a folder or a catalogue's slug: its manifest, read without torch
+            spec = load_task(task, catalogs=options.catalogs)
+        except (TaskError, OSError):
+            return
+        if not spec.shapes_for("cuda"):
+            return
+        reference, shape = spec.reference_path, dict(spec.shapes_for("cuda")[0])
+    warmup: dict[str, object] = {
+        "role": "warmup",
+        "device": "cuda",
+        "reference_path": str(reference),
+        "shape": shape,
+        "memory_share": options.gpu_memory_share,
+    }
+    slot.warmup = preludes.start_warmup(slot.children, slot.folder, warmup)
 
 
 def _slot_roles(options: EvaluateOptions) -> tuple[str, ...]:

@@ -28,7 +28,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from grader.preludes import Prelude, Warmup
 from sandboxes.backends import Running
 
 ROLES = ("candidate", "judge", "probe")
@@ -42,6 +44,10 @@ class Slot:
     key: tuple[object, ...]
     folder: Path
     children: dict[str, Running] = field(default_factory=dict)
+    # The command line's preludes (preludes.py): a KernelBench file's analysis handed to the
+    # probe's child, and the compile baseline's warm-up handed to the judge's.
+    analysis: tuple[Path, Prelude] | None = None
+    warmup: Warmup | None = None
 
     def take(self, role: str) -> Running | None:
         return self.children.pop(role, None)
@@ -52,10 +58,13 @@ class Slot:
     def release(self) -> None:
         """Let go of the children no job was handed to (a probe that the cache made needless,
         or all of them where the evaluation stopped early)."""
-        for running in self.children.values():
+        # A copy: a warm-up's watch may take the judge meanwhile (preludes.py).
+        for running in list(self.children.values()):
             with contextlib.suppress(Exception):
                 running.discard()
         self.children.clear()
+        if self.warmup is not None:
+            self.warmup.settle()
 
 
 class Pool:
@@ -153,6 +162,14 @@ class Pool:
                 self._ready = [s for s in self._ready if s is not slot]
         if waiting:
             discard_slot(slot)
+
+    def analysis(self, path: Path) -> dict[str, Any] | None:
+        """The analysis of the KernelBench file at `path` that a ready slot's probe child was
+        handed (the command line's prelude), once it is done; None where none was handed, or it
+        did not end with one."""
+        with self._lock:
+            handed = [s.analysis for s in self._ready if s.analysis and s.analysis[0] == path]
+        return handed[0][1].wait("analysis") if handed else None
 
     def wait_filled(self, timeout_s: float) -> list[Slot]:
         """The ready slots once every one has started and its children have finished their

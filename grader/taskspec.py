@@ -10,7 +10,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,14 +127,16 @@ def load_task(
     *,
     catalog: Path | None = None,
     catalogs: Sequence[str | os.PathLike[str]] | None = None,
+    analysed: Callable[[Path], dict[str, Any] | None] | None = None,
 ) -> TaskSpec:
     """Load a task from a folder, a KernelBench problem file, or a catalogue slug (looked up in
-    `catalog`, else in `catalogs`, else in the environment's catalogues)."""
+    `catalog`, else in `catalogs`, else in the environment's catalogues). `analysed`: where a
+    child already analysed a KernelBench file (preludes.py), its report for a path, or None."""
     path = Path(task)
     if path.is_dir():
         return load_task_folder(path)
     if path.suffix == ".py" and path.is_file():
-        return load_kernelbench_file(path)
+        return load_kernelbench_file(path, analysed)
     roots = [catalog] if catalog is not None else catalog_roots(catalogs)
     return load_task_folder(find_task_folder(str(task), *roots))
 
@@ -362,20 +364,24 @@ class _ManifestReader:
         return {str(k): float(v) for k, v in raw.items()}
 
 
-def load_kernelbench_file(path: Path) -> TaskSpec:
+def load_kernelbench_file(
+    path: Path, analysed: Callable[[Path], dict[str, Any] | None] | None = None
+) -> TaskSpec:
     """A raw KernelBench problem: Model, get_inputs, get_init_inputs and size constants.
 
     Its shape is the constants that set input sizes (see kbproblem), at their written values.
+    The analysis is a child's (`analysed`, roles/prelude.py) where it read the same bytes.
     """
-    # Imported here: it needs torch, which loading catalogue manifests does not.
-    from grader.kbproblem import ProblemError, analyse_problem, parse_problem
-
     path = path.resolve()
-    try:
-        tree = parse_problem(path)
-        analysis = analyse_problem(path, tree)
-    except ProblemError as exc:
-        raise TaskError(str(exc)) from None
+    source = path.read_bytes()
+    report = analysed(path) if analysed is not None else None
+    if report is not None and report.get("sha256") == hashlib.sha256(source).hexdigest():
+        if report.get("error"):
+            raise TaskError(str(report["error"]))
+        shape, rules = dict(report["shape"]), dict(report["rules"])
+        fixed_reason = str(report["fixed_reason"])
+    else:
+        shape, rules, fixed_reason = _analyse_here(path)
     return TaskSpec(
         slug=f"kernelbench/{path.stem}",
         title=path.stem,
@@ -388,9 +394,20 @@ def load_kernelbench_file(path: Path) -> TaskSpec:
         flops="0",
         bytes_moved="0",
         backends=("cuda", "triton"),
-        visible_shapes=(analysis.shape,),
+        visible_shapes=(shape,),
         cpu_shapes=(),
-        version_hash=hashlib.sha256(path.read_bytes()).hexdigest(),
-        generalization=analysis.rules,
-        fixed_reason=analysis.fixed_reason,
+        version_hash=hashlib.sha256(source).hexdigest(),
+        generalization=rules,
+        fixed_reason=fixed_reason,
     )
+
+
+def _analyse_here(path: Path) -> tuple[dict[str, int], dict[str, Any], str]:
+    # Imported here: it needs torch, which loading catalogue manifests does not.
+    from grader.kbproblem import ProblemError, analyse_problem, parse_problem
+
+    try:
+        analysis = analyse_problem(path, parse_problem(path))
+    except ProblemError as exc:
+        raise TaskError(str(exc)) from None
+    return analysis.shape, analysis.rules, analysis.fixed_reason

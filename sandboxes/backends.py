@@ -595,6 +595,22 @@ class Running:
         except OSError:  # it died while waiting: wait() reports how
             pass
 
+    def send_ahead(self, line: str) -> int:
+        """Give a prepared child a line before its job (a prelude's job, grader/preludes.py):
+        stdin stays open for the job, whose clock has not started. Returns the index of the
+        first message that can be the prelude's (messages_from)."""
+        assert self.proc.stdin is not None, "only a prepared child takes a line"
+        first = len(self.reader.messages)
+        try:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+        except OSError:  # it died while waiting: the caller sees it gone
+            pass
+        return first
+
+    def messages_from(self, index: int) -> list[dict[str, Any]]:
+        return list(self.reader.messages[index:])
+
     def wait(self, timeout_s: float, stop: threading.Event | None = None) -> Outcome:
         """Until the child exits, `timeout_s` after its start or hand-over, or another thread
         sets `stop` (the outcome is then neither an exit nor a timeout); then the whole tree is

@@ -4,6 +4,8 @@ device_outputs.py; else through host memory, outputs.py), and times it interleav
 reference."""
 
 import errno
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +185,8 @@ class _Candidate:
             self.steps.send(shape=index, stage="timing_sets")
             drawn.append((index, shape, sets))
         self.to_time = []
+        if drawn:
+            self._wait_at_gate()
         while drawn:
             index, shape, sets = drawn.pop(0)
             try:
@@ -191,6 +195,21 @@ class _Candidate:
                 raise runtime_error(exc, index, self.device, self.share) from None
             del sets
             release_device_memory(self.device)
+
+    def _wait_at_gate(self) -> None:
+        """Nothing is timed while the grading process's warm-up of the compile baseline runs
+        on the GPU (preludes.py): where the job names a gate, timing waits until its file
+        exists, at most the job's bound (by then the warm-up has been ended)."""
+        gate = self.job.get("timing_gate")
+        if not gate:
+            return
+        self.audit.active = False
+        started = time.monotonic()
+        deadline = started + float(self.job.get("timing_gate_s", 0.0))
+        while not os.path.exists(gate) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        self.audit.active = True
+        channel.send("timing_gate", waited_s=round(time.monotonic() - started, 3))
 
     def _timing_sets(self, shape: dict[str, int], *, keep_on_device: bool) -> list[list[Any]]:
         self.audit.active = False

@@ -1,0 +1,85 @@
+"""The command line's preludes on a real GPU (grader/preludes.py): the judge's child compiles
+the torch.compile baseline while the command line gets ready, and the candidate is timed only
+after that warm-up has ended.
+
+python -m pytest --noconftest -m gpu tests/evaluator/gpu/test_preludes_gpu.py
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.cli import main as cli_main
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+HERE = Path(__file__).resolve().parent
+SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
+PROBLEM = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x) * 2.0
+
+
+batch_size = 64
+dim = 65536
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+SOLUTION = """import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0) * 2.0
+"""
+
+
+def run_cli(task: str, solution: Path, capsys) -> dict:
+    argv = ["evaluate", "--task", task, "--solution", str(solution), "--device", "cuda"]
+    cli_main([*argv, "--json", "--timeout", "300"])
+    return json.loads(capsys.readouterr().out)
+
+
+def assert_warmed_before_timing(result: dict) -> None:
+    warmup = result["environment"]["compile_warmup"]
+    assert warmup["warmed"] is True, warmup
+    assert warmup["compile_s"] > 0
+    # The candidate reached its gate and was timed after the warm-up had ended.
+    assert warmup["candidate_waited_s"] is not None and warmup["candidate_waited_s"] >= 0
+    seen = [row for row in result["per_shape"] if row["seen"]]
+    assert seen and all(row["compile_ms"] and row["candidate_ms"] for row in seen)
+
+
+def test_a_catalogue_task_is_warmed_up_and_timed_after_it(capsys):
+    result = run_cli("silu", SILU_TRITON, capsys)
+    assert result["status"] == "passed", result["gates"]
+    assert_warmed_before_timing(result)
+    assert result["summary"]["speedup_vs_compile"] is not None
+
+
+def test_a_kernelbench_file_is_analysed_and_warmed_up_by_the_children(tmp_path, capsys):
+    problem, solution = tmp_path / "19_ReLU_times_two.py", tmp_path / "solution.py"
+    problem.write_text(PROBLEM)
+    solution.write_text(SOLUTION)
+    result = run_cli(str(problem), solution, capsys)
+    assert result["gates"]["correctness"]["passed"] is True, result["gates"]
+    assert result["gates"]["generalization"]["passed"] is True, result["gates"]
+    assert_warmed_before_timing(result)
