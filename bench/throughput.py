@@ -1,7 +1,7 @@
 """Grading throughput on a GPU host (no Django needed): ratios against KernelBench's own
 evaluation, evaluations per GPU-hour, and where one evaluation's wall time goes.
 
-    python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--out FILE]
+    python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--no-compile-baseline] [--out FILE]
     python bench/throughput.py sweep [--tree var/device/kb] [--passes 2] [--deadline-s S]
 
 pairs: (a) each (problem, solution) pair graded by our grader, once with children started cold
@@ -50,6 +50,8 @@ SOLUTIONS = REPO / "bench/kernelbench_solutions"
 TRACE: list[dict[str, Any]] = []
 CLI = [sys.executable, "-m", "grader", "evaluate", "--json"]
 DEVICE = ["cuda"]
+# pairs: what the cold command line is given beside the task and the solution.
+CLI_EXTRA: list[str] = []
 # --trace: each child also reports its steps (EvaluateOptions.trace_steps).
 STEP_TRACE = [False]
 
@@ -148,7 +150,11 @@ def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as home:
         done = subprocess.run(
-            [*CLI, "--task", str(task), "--solution", str(solution), "--device", DEVICE[0]],
+            [
+                *CLI,
+                *("--task", str(task), "--solution", str(solution), "--device", DEVICE[0]),
+                *CLI_EXTRA,
+            ],
             capture_output=True,
             text=True,
             cwd=REPO,
@@ -184,6 +190,7 @@ def cold_caches(home: Path) -> dict[str, str]:
         "TORCHINDUCTOR_CACHE_DIR": str(home / "inductor"),
         "ARENA_BASELINE_CACHE": str(home / "baselines.json"),
         "ARENA_PROBE_CACHE": str(home / "probes.json"),
+        "ARENA_JUDGE_KERNEL_CACHE": str(home / "judge-kernels"),
     }
 
 
@@ -224,7 +231,7 @@ def kb_eval(tree: Path, problem: Path, solution: Path) -> dict[str, Any]:
 def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
     table = []
     for name, task, solution in pairs(args.tree):
-        if args.only and not any(part in name for part in args.only.split(",")):
+        if args.only and not any(part.lower() in name.lower() for part in args.only.split(",")):
             continue
         spec = load_task(task)
         # Cold from the command line, a fresh process per evaluation.
@@ -474,6 +481,11 @@ def main() -> int:
     parser.add_argument(
         "--only", default="", help="pairs, or sweep problems, whose name holds one of these (a,b)"
     )
+    parser.add_argument(
+        "--no-compile-baseline",
+        action="store_true",
+        help="pairs: the cold command line without torch.compile's baseline",
+    )
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the bench itself")
     parser.add_argument("--part", default="0/1", help="sweep: every Nth solution from the Ith")
     parser.add_argument(
@@ -490,6 +502,8 @@ def main() -> int:
         print(json.dumps([{k: v for k, v in p.items()} for p in merged["passes"]]))
         return 0
     DEVICE[0] = args.device
+    if args.no_compile_baseline:
+        CLI_EXTRA.append("--no-compile-baseline")
     import torch
 
     if args.trace:

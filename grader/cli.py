@@ -36,6 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"development only: where no isolating sandbox works, run the solution in a plain "
         f"process with your files and network in its reach (also {UNSAFE_SWITCH}=1)",
     )
+    run.add_argument(
+        "--no-compile-baseline",
+        action="store_true",
+        help="time the solution against PyTorch eager only, without torch.compile's baseline "
+        "(a first compile of the task costs seconds; the reward is the eager speedup either way)",
+    )
     run.add_argument("--json", action="store_true", help="print exactly one JSON object")
     peaks = commands.add_parser("measure-peaks", help="measure copy and matmul rates vs the table")
     peaks.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
@@ -60,6 +66,7 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
             allow_unisolated=args.unsafe_run_unisolated or unsafe_switch_on(),
             prepared=True,
             prepared_ahead=0,
+            compile_baseline=not args.no_compile_baseline,
         )
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret
             environ_conceal(secret_variables(os.environ))

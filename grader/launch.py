@@ -181,6 +181,13 @@ class Launcher:
                 else Path(self.options.judge_kernel_cache) / "triton"
             ),
         }
+        if role not in SANDBOXED_ROLES:
+            # torch.compile's caches (the baseline's graphs, generated code and kernels) are
+            # kept beside Triton's, out of every candidate's reach: a task compiled once on
+            # this host compiles from them the next time, where its baselines are not cached.
+            extra["TORCHINDUCTOR_CACHE_DIR"] = str(
+                Path(self.options.judge_kernel_cache) / "inductor"
+            )
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""
@@ -191,7 +198,7 @@ class Launcher:
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only)."""
         return self.sandbox(sandboxed=role == "candidate").start(
-            [sys.executable, "-m", "grader.child", "--prepared"],
+            [sys.executable, "-m", "grader.child", "--prepared", role],
             workdir=workdir,
             env=self.env(workdir, role),
             limits=self.limits(),
