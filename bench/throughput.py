@@ -1,7 +1,8 @@
 """Grading throughput on a GPU host (no Django needed): ratios against KernelBench's own
 evaluation, evaluations per GPU-hour, and where one evaluation's wall time goes.
 
-    python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--no-compile-baseline] [--out FILE]
+    python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--out FILE]
+        [--no-compile-baseline]
     python bench/throughput.py sweep [--tree var/device/kb] [--passes 2] [--deadline-s S]
 
 pairs: (a) each (problem, solution) pair graded by our grader, once with children started cold
