@@ -7,7 +7,6 @@ One shape's tensors are alive at a time in each child; caches are emptied betwee
 
 import contextlib
 import gc
-import importlib
 import json
 import os
 import sys
@@ -39,14 +38,14 @@ def main(job_path: str) -> int:
     return 0
 
 
-def prepared_main(role: str = "") -> int:
+def prepared_main() -> int:
     """A child started ahead of its job (prepared.py): every role's modules are imported (this
     module's imports), CUDA is left uninitialised, and the job's path comes as one line on
     stdin. End of input (the pool let it go) ends it with nothing done. A prelude's job
     (roles/prelude.py) may come first: it is served, ended by a "served" message with its exit
     code, and the child reads on; one that fails ends the child, so that nothing it left
-    reaches the job. `role`: the role its job will be (prepared.py starts one per role)."""
-    _prepare(role)
+    reaches the job."""
+    _prepare()
     while line := sys.stdin.readline().strip():
         job = json.loads(Path(line).read_text())
         if job.get("role") not in PRELUDES:
@@ -68,19 +67,14 @@ def _prelude(job: dict[str, Any]) -> int:
     return 0
 
 
-# Roles whose jobs need torch._dynamo and torch._inductor: the probe's and the analysis's runs
-# on the meta device (torch's meta kernels import torch._dynamo on first use) and the judge's
-# torch.compile baseline. Imported while the child waits (2-4 s), not in its job.
-COMPILER_ROLES = ("probe", "judge")
-
-
-def _prepare(role: str) -> None:
+def _prepare() -> None:
     """What a child started ahead does before its first job, then says so."""
-    # The profiler's host side starts slowly the first time; the device side needs CUDA.
-    with torch.autograd.profiler.profile(use_cpu=True, use_kineto=True):
+    # The profiler's host side starts slowly the first time; the device side needs CUDA. Its
+    # first use also imports torch._inductor and torch._dynamo (seconds), which a job would
+    # otherwise import later on its own path: a candidate prepared with the lighter profiler
+    # that torch.profiler wraps spent 4-5 s more in its job (bench/results, 2026-11-27).
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
         torch.ones(1).add_(1)
-    if role in COMPILER_ROLES:
-        importlib.import_module("torch._inductor")
     _freeze_imports()
     channel.send("prepared")
 
@@ -101,7 +95,7 @@ def warm_main() -> int:
     message with the job's exit code. Its reference cache (roles/judge.py) lives between jobs.
     Any job that does not end cleanly ends the process too, so no state it left (a device
     error, a half-built cache entry) reaches the next job."""
-    _prepare("judge")
+    _prepare()
     while line := sys.stdin.readline().strip():
         saved = TorchGlobals.take()
         try:
@@ -165,7 +159,7 @@ def _end(code: int) -> None:
 def _run(argv: list[str]) -> int:
     try:
         if argv[1] == "--prepared":
-            return prepared_main(argv[2] if len(argv) > 2 else "")
+            return prepared_main()
         if argv[1] == "--warm":
             return warm_main()
         _freeze_imports()

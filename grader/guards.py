@@ -312,12 +312,12 @@ def _is_library_kernel(name: str) -> bool:
 
 
 def profile_call(fn: Callable[[], Any], device: str) -> tuple[Any, CallProfile]:
-    # The profiler torch.profiler.profile wraps (host and CUDA activities through Kineto): the
-    # wrapper's first use imports torch._inductor and torch._dynamo, seconds of every
-    # candidate's start that nothing here needs.
-    with torch.autograd.profiler.profile(
-        use_cpu=True, use_device="cuda" if device == "cuda" else None, use_kineto=True
-    ) as prof:
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
         if device == "cuda":
             torch.cuda._sleep(0)
         started = _clock_ns()
@@ -325,16 +325,19 @@ def profile_call(fn: Callable[[], Any], device: str) -> tuple[Any, CallProfile]:
         if device == "cuda":
             torch.cuda.synchronize()
         wall_us = (_clock_ns() - started) / 1000.0
-    events = list(prof.function_events)
-    aten_ops = {e.name for e in events if e.name.startswith("aten::")}
-    kernels, current = _kernel_runs(prof.kineto_results) if device == "cuda" else ([], None)
-    return result, CallProfile(aten_ops, kernels, current, wall_us, _top_level_aten_us(events))
+    aten_ops = {e.name for e in prof.events() if e.name.startswith("aten::")}
+    kernels, current = _kernel_runs(prof) if device == "cuda" else ([], None)
+    return result, CallProfile(aten_ops, kernels, current, wall_us, _top_level_aten_us(prof))
 
 
-def _kernel_runs(results: Any) -> tuple[list[KernelRun], int | None]:
+def _kernel_runs(prof: Any) -> tuple[list[KernelRun], int | None]:
     """Every device activity of the call in launch order, less the stream marker, and the
     marker's stream: the first activity launched is the marker."""
-    events = [e for e in results.events() if e.device_type() == torch.profiler.DeviceType.CUDA]
+    events = [
+        e
+        for e in prof.profiler.kineto_results.events()
+        if e.device_type() == torch.profiler.DeviceType.CUDA
+    ]
     events.sort(key=lambda e: e.correlation_id())
     current = None
     if events and STREAM_MARKER_KERNEL in events[0].name():
@@ -345,9 +348,9 @@ def _kernel_runs(results: Any) -> tuple[list[KernelRun], int | None]:
     return runs, current
 
 
-def _top_level_aten_us(events: list[Any]) -> dict[str, float]:
+def _top_level_aten_us(prof: Any) -> dict[str, float]:
     times: dict[str, float] = {}
-    for event in events:
+    for event in prof.events():
         if event.name.startswith("aten::") and event.cpu_parent is None:
             times[event.name] = times.get(event.name, 0.0) + float(event.cpu_time_total)
     return times

@@ -198,7 +198,7 @@ class Launcher:
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only)."""
         return self.sandbox(sandboxed=role == "candidate").start(
-            [sys.executable, "-m", "grader.child", "--prepared", role],
+            [sys.executable, "-m", "grader.child", "--prepared"],
             workdir=workdir,
             env=self.env(workdir, role),
             limits=self.limits(),
