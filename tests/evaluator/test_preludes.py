@@ -84,14 +84,6 @@ def get_init_inputs():
 """
 
 
-@pytest.fixture
-def pool(monkeypatch):
-    fresh = prepared_module.Pool()
-    monkeypatch.setattr(prepared_module, "POOL", fresh)
-    yield fresh
-    fresh.close()
-
-
 @pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
 def test_the_command_line_takes_a_kernelbench_files_analysis_from_the_probes_child(
     pool, tmp_path, monkeypatch, capsys

@@ -31,14 +31,6 @@ class ModelNew(torch.nn.Module):
 WAITS_THEN_SLEEPS = "import sys, time\nsys.stdin.readline()\ntime.sleep(30)\n"
 
 
-@pytest.fixture
-def pool(monkeypatch):
-    fresh = prepared_module.Pool()
-    monkeypatch.setattr(prepared_module, "POOL", fresh)
-    yield fresh
-    fresh.close()
-
-
 def verdict(result):
     return result.status, {name: gate.passed for name, gate in result.gates.items()}
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from grader.cli import main as cli_main
+from tests.evaluator.test_preludes import PROBLEM, SOLUTION
 
 pytestmark = [
     pytest.mark.gpu,
@@ -20,36 +21,6 @@ pytestmark = [
 
 HERE = Path(__file__).resolve().parent
 SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
-PROBLEM = """import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.relu(x) * 2.0
-
-
-batch_size = 64
-dim = 65536
-
-
-def get_inputs():
-    return [torch.randn(batch_size, dim)]
-
-
-def get_init_inputs():
-    return []
-"""
-SOLUTION = """import torch
-
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        return torch.clamp_min(x, 0.0) * 2.0
-"""
 
 
 def run_cli(task: str, solution: Path, capsys) -> dict:
