@@ -199,10 +199,40 @@ class Decoy(TypedDict, total=False):
 
 
 class Served(TypedDict):
-    """event "served": a warm judge (child.warm_main) has ended one job; `code` is what a
-    one-job child would have exited with (0 done, 3 a stage error, 1 anything else)."""
+    """event "served": a warm judge (child.warm_main) has ended one job, or a prepared child
+    one prelude (child.prepared_main); `code` is what a one-job child would have exited with
+    (0 done, 3 a stage error, 1 anything else)."""
 
     code: int
+
+
+class TimingGate(TypedDict):
+    """event "timing_gate": the candidate waited this long at its timing gate for the command
+    line's warm-up (preludes.py) before it timed anything."""
+
+    waited_s: float
+
+
+# ---- preludes (roles/prelude.py) ----------------------------------------------------------------
+
+
+class Analysis(TypedDict, total=False):
+    """event "analysis": a KernelBench file's analysis, done by the probe's child for the
+    command line (taskspec.load_task takes it where `sha256` is of the same bytes): its shape
+    rules, or `error`, the grading process's own words for a file it refuses."""
+
+    sha256: str
+    shape: dict[str, int]
+    rules: dict[str, Any]
+    fixed_reason: str
+    error: str
+
+
+class Warmed(TypedDict):
+    """event "warmed": the judge's child compiled the torch.compile baseline ahead of the
+    judge's job, in `seconds`."""
+
+    seconds: float
 
 
 class JudgeCache(TypedDict):
@@ -253,6 +283,9 @@ MESSAGES: dict[str, tuple[str, type]] = {
     "build": ("build", Build),
     "decoy": ("decoy", Decoy),
     "steps": ("candidate, judge", StepSeconds),
-    "served": ("warm judge", Served),
+    "served": ("warm judge; a child after a prelude", Served),
+    "timing_gate": ("candidate", TimingGate),
+    "analysis": ("probe, prelude", Analysis),
+    "warmed": ("judge, prelude", Warmed),
     "judge_cache": ("judge", JudgeCache),
 }

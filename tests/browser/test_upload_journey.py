@@ -81,6 +81,8 @@ def sign_up(page, base: str, name: str, width: int) -> str:
     page.wait_for_url("**/accounts/tokens/")
     page.fill("#id_name", "uploads")
     page.click("#token-create button[type=submit]")
+    # The form posts and the page is replaced: measured once the new one shows the secret.
+    page.locator("#new-token-secret").wait_for()
     shot(page, "journey-token", width)
     return page.locator("#new-token-secret").inner_text().strip()
 
