@@ -464,21 +464,21 @@ class _Evaluation:
                 self.options.stop,
             )
         else:
-            outcome = self._run_child(role, workdir, job_path)
+            # A candidate's wait at its timing gate is the grader's time, not the solution's.
+            extra_s = float(job.get("timing_gate_s", 0.0))
+            outcome = self._run_child(
+                role, workdir, job_path, timeout_s=self.options.timeout_s + extra_s
+            )
         self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
         self._raise_if_stopped()
         return outcome
 
-    def _run_child(self, role: str, workdir: Path, job_path: Path) -> Outcome:
+    def _run_child(self, role: str, workdir: Path, job_path: Path, *, timeout_s: float) -> Outcome:
         """A child of this evaluation alone: the slot's, prepared, or one started cold."""
         warmup = self.slot.warmup if self.slot is not None else None
-        timeout_s = self.options.timeout_s
         if warmup is not None and role == "judge":
             warmup.settle()  # the judge's child is free of its warm-up, or gone
             self.result.environment["compile_warmup"] = warmup.report
-        if warmup is not None and role == "candidate" and self.timed:
-            # The wait at its timing gate is the grader's, not the solution's time.
-            timeout_s += float(json.loads(job_path.read_text()).get("timing_gate_s", 0.0))
         running = self.slot.take(role) if self.slot is not None else None
         if running is not None and running.proc.poll() is not None:
             # It died while waiting (the host's OOM killer, say): nothing of this job's doing,

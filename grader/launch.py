@@ -100,9 +100,10 @@ def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, t
             spec = load_task(task, catalogs=options.catalogs)
         except (TaskError, OSError):
             return
-        if not spec.shapes_for("cuda"):
+        shapes = spec.shapes_for("cuda")
+        if not shapes:
             return
-        reference, shape = spec.reference_path, dict(spec.shapes_for("cuda")[0])
+        reference, shape = spec.reference_path, dict(shapes[0])
     warmup: dict[str, object] = {
         "role": "warmup",
         "device": "cuda",

@@ -12,7 +12,6 @@ solution; the child serves its job after it (child.prepared_main).
   has ended (preludes.py).
 """
 
-import copy
 import hashlib
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from grader import channel
 from grader.cases import timing_input_sets
 from grader.modules import apply_shape, load_module
 from grader.roles.common import INIT_SEED, release_device_memory, sync
+from grader.roles.judge import compiled_baseline
 
 
 def run_analyse(job: dict[str, Any]) -> None:
@@ -53,9 +53,7 @@ def run_warmup(job: dict[str, Any]) -> None:
     torch.manual_seed(INIT_SEED)
     model = reference.Model(*reference.get_init_inputs()).to(device).eval()
     sets = timing_input_sets(reference, job["shape"], device)
-    compiled = torch.compile(copy.deepcopy(model))
-    with torch.no_grad():
-        compiled(*sets[0])
+    compiled = compiled_baseline(model, sets[0])
     sync(device)
     del compiled, model, sets
     release_device_memory(device)
