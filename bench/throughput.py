@@ -176,6 +176,8 @@ def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
         "phases": result["phases"],
         "bytes": _bytes(result["gates"]["correctness"]["detail"]),
         "compile_warmup": result["environment"].get("compile_warmup"),
+        # Each child's start, in seconds from the evaluation's (launch.start_report).
+        "child_start": result["environment"].get("child_start"),
         "speedup_vs_compile": result["summary"].get("speedup_vs_compile"),
     }
     print(json.dumps(row), flush=True)

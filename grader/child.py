@@ -7,21 +7,33 @@ One shape's tensors are alive at a time in each child; caches are emptied betwee
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
-import torch
-import torch.profiler
-import triton  # noqa: F401 - imported ahead: a solution's first import of it costs seconds
+# When each part of a child's start was done (time.monotonic(), one clock for every process of
+# the host): sent with "prepared", so that an evaluation can say where its children's start-up
+# went (launch.start_report).
+START_MARKS = {"interpreter": time.monotonic()}
 
-from grader import channel
-from grader.roles import PRELUDES, ROLES
-from grader.roles.common import StageError, hold_to_share, release_device_memory
-from grader.roles.judge import judge_stress_state as _judge_stress_state  # noqa: F401 - tests' name
+import torch  # noqa: E402 - after the interpreter's mark
+import torch.profiler  # noqa: E402
+
+START_MARKS["torch"] = time.monotonic()
+import triton  # noqa: E402, F401 - imported ahead: a solution's first import of it costs seconds
+
+START_MARKS["triton"] = time.monotonic()
+from grader import channel  # noqa: E402
+from grader.roles import PRELUDES, ROLES  # noqa: E402
+from grader.roles.common import StageError, hold_to_share, release_device_memory  # noqa: E402
+from grader.roles.judge import judge_stress_state as _judge_stress_state  # noqa: E402, F401
+
+START_MARKS["grader"] = time.monotonic()
 
 
 def main(job_path: str) -> int:
@@ -38,14 +50,14 @@ def main(job_path: str) -> int:
     return 0
 
 
-def prepared_main() -> int:
-    """A child started ahead of its job (prepared.py): every role's modules are imported (this
-    module's imports), CUDA is left uninitialised, and the job's path comes as one line on
-    stdin. End of input (the pool let it go) ends it with nothing done. A prelude's job
-    (roles/prelude.py) may come first: it is served, ended by a "served" message with its exit
-    code, and the child reads on; one that fails ends the child, so that nothing it left
-    reaches the job."""
-    _prepare()
+def prepared_main(role: str | None = None) -> int:
+    """A child started ahead of its job (prepared.py) for `role` (None: any role): every role's
+    modules are imported (this module's imports), CUDA is left uninitialised, and the job's
+    path comes as one line on stdin. End of input (the pool let it go) ends it with nothing
+    done. A prelude's job (roles/prelude.py) may come first: it is served, ended by a "served"
+    message with its exit code, and the child reads on; one that fails ends the child, so that
+    nothing it left reaches the job."""
+    _prepare(role)
     while line := sys.stdin.readline().strip():
         job = json.loads(Path(line).read_text())
         if job.get("role") not in PRELUDES:
@@ -67,16 +79,27 @@ def _prelude(job: dict[str, Any]) -> int:
     return 0
 
 
-def _prepare() -> None:
-    """What a child started ahead does before its first job, then says so."""
-    # The profiler's host side starts slowly the first time; the device side needs CUDA. Its
-    # first use also imports torch._inductor and torch._dynamo (seconds), which a job would
-    # otherwise import later on its own path: a candidate prepared with the lighter profiler
-    # that torch.profiler wraps spent 4-5 s more in its job (bench/results, 2026-11-27).
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+# The roles whose jobs use torch._dynamo (which imports torch._inductor's package with it):
+# the probe's child analyses a KernelBench file (the FLOP count's dispatch mode imports it on
+# first use) and the judge's compiles the baseline. A candidate's job never needs it: the
+# profiler it uses (guards.profile_call) is the one torch.profiler wraps, whose own start would
+# import it.
+COMPILER_ROLES = frozenset({"probe", "judge"})
+
+
+def _prepare(role: str | None = None) -> None:
+    """What a child started ahead does before its first job, then says so: the profiler's host
+    side starts slowly the first time (the device side needs CUDA, which waits for the job),
+    and a role that uses the compiler stack (COMPILER_ROLES; any, where the role is not known)
+    imports it now rather than on its job's path: 2-4 s on a GPU host."""
+    with torch.autograd.profiler.profile(use_kineto=True):
         torch.ones(1).add_(1)
+    START_MARKS["profiler"] = time.monotonic()
+    if role is None or role in COMPILER_ROLES:
+        importlib.import_module("torch._dynamo")
+        START_MARKS["compiler"] = time.monotonic()
     _freeze_imports()
-    channel.send("prepared")
+    channel.send("prepared", marks=START_MARKS)
 
 
 def _freeze_imports() -> None:
@@ -95,7 +118,7 @@ def warm_main() -> int:
     message with the job's exit code. Its reference cache (roles/judge.py) lives between jobs.
     Any job that does not end cleanly ends the process too, so no state it left (a device
     error, a half-built cache entry) reaches the next job."""
-    _prepare()
+    _prepare("judge")
     while line := sys.stdin.readline().strip():
         saved = TorchGlobals.take()
         try:
@@ -159,7 +182,7 @@ def _end(code: int) -> None:
 def _run(argv: list[str]) -> int:
     try:
         if argv[1] == "--prepared":
-            return prepared_main()
+            return prepared_main(argv[2] if len(argv) > 2 else None)
         if argv[1] == "--warm":
             return warm_main()
         _freeze_imports()

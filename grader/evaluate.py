@@ -40,6 +40,7 @@ from grader.launch import (
     evaluation_folder,
     log_tail,
     phases,
+    start_report,
 )
 from grader.launch import phases as _phases
 from grader.options import EvaluateOptions, EvaluationStopped, resolve_device
@@ -106,7 +107,7 @@ def evaluate(
     result.phases["setup"] = round(time.monotonic() - started, 3)
     launcher = Launcher(device, target_arch(device, result.environment, options), options)
     with evaluation_folder(launcher) as (tmp, slot):
-        _Evaluation(spec, solution_path, launcher, tmp, result, slot).run()
+        _Evaluation(spec, solution_path, launcher, tmp, result, slot, started).run()
     result.wall_s = round(time.monotonic() - started, 3)
     result.phases["other"] = round(result.wall_s - sum(result.phases.values()), 3)
     return result
@@ -121,8 +122,10 @@ class _Evaluation:
         workdir: Path,
         result: EvalResult,
         slot: prepared.Slot | None = None,
+        started: float | None = None,
     ) -> None:
         self.spec, self.result, self.slot, self.launcher = spec, result, slot, launcher
+        self.started = time.monotonic() if started is None else started
         self.device, self.options = launcher.device, launcher.options
         self.timed = self.device == "cuda"
         self.candidate_dir = workdir / "candidate"
@@ -491,7 +494,10 @@ class _Evaluation:
         # It ends by itself before the evaluation goes on, as a cold child does: what a
         # candidate leaves running is seen, and a child's GPU memory is back before the
         # next child needs it (a killed one's comes back only a while after it is reaped).
-        return running.wait(timeout_s, self.options.stop)
+        outcome = running.wait(timeout_s, self.options.stop)
+        starts = self.result.environment.setdefault("child_start", {})
+        starts[role] = start_report(running, self.started)
+        return outcome
 
     def _raise_if_stopped(self) -> None:
         stop = self.options.stop

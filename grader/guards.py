@@ -312,12 +312,14 @@ def _is_library_kernel(name: str) -> bool:
 
 
 def profile_call(fn: Callable[[], Any], device: str) -> tuple[Any, CallProfile]:
-    from torch.profiler import ProfilerActivity, profile
+    """The call under the profiler that torch.profiler.profile wraps (Kineto, CPU and CUDA
+    activities alike). The wrapper's start asks `hasattr(torch, "_inductor")`, which imports
+    torch._inductor and torch._dynamo: seconds of a candidate's first profiled call, for a
+    compiler it never uses (child._prepare)."""
+    from torch.autograd.profiler import profile
 
-    activities = [ProfilerActivity.CPU]
-    if device == "cuda":
-        activities.append(ProfilerActivity.CUDA)
-    with profile(activities=activities) as prof:
+    use_device = "cuda" if device == "cuda" else None
+    with profile(use_cpu=True, use_device=use_device, use_kineto=True) as prof:
         if device == "cuda":
             torch.cuda._sleep(0)
         started = _clock_ns()
@@ -325,18 +327,17 @@ def profile_call(fn: Callable[[], Any], device: str) -> tuple[Any, CallProfile]:
         if device == "cuda":
             torch.cuda.synchronize()
         wall_us = (_clock_ns() - started) / 1000.0
-    aten_ops = {e.name for e in prof.events() if e.name.startswith("aten::")}
+    events = prof.function_events
+    aten_ops = {e.name for e in events if e.name.startswith("aten::")}
     kernels, current = _kernel_runs(prof) if device == "cuda" else ([], None)
-    return result, CallProfile(aten_ops, kernels, current, wall_us, _top_level_aten_us(prof))
+    return result, CallProfile(aten_ops, kernels, current, wall_us, _top_level_aten_us(events))
 
 
 def _kernel_runs(prof: Any) -> tuple[list[KernelRun], int | None]:
     """Every device activity of the call in launch order, less the stream marker, and the
     marker's stream: the first activity launched is the marker."""
     events = [
-        e
-        for e in prof.profiler.kineto_results.events()
-        if e.device_type() == torch.profiler.DeviceType.CUDA
+        e for e in prof.kineto_results.events() if e.device_type() == torch.profiler.DeviceType.CUDA
     ]
     events.sort(key=lambda e: e.correlation_id())
     current = None
@@ -348,9 +349,9 @@ def _kernel_runs(prof: Any) -> tuple[list[KernelRun], int | None]:
     return runs, current
 
 
-def _top_level_aten_us(prof: Any) -> dict[str, float]:
+def _top_level_aten_us(events: Any) -> dict[str, float]:
     times: dict[str, float] = {}
-    for event in prof.events():
+    for event in events:
         if event.name.startswith("aten::") and event.cpu_parent is None:
             times[event.name] = times.get(event.name, 0.0) + float(event.cpu_time_total)
     return times

@@ -199,7 +199,7 @@ class Launcher:
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only)."""
         return self.sandbox(sandboxed=role == "candidate").start(
-            [sys.executable, "-m", "grader.child", "--prepared"],
+            [sys.executable, "-m", "grader.child", "--prepared", role],
             workdir=workdir,
             env=self.env(workdir, role),
             limits=self.limits(),
@@ -271,6 +271,22 @@ def phases(role: str, launched: float, ended: float, outcome: Outcome) -> dict[s
         last = max(last, final)
     phases["candidate_exit"] = round(ended - last, 3)
     return phases
+
+
+def start_report(running: Running, origin: float) -> dict[str, float | None]:
+    """Where a prepared child's start went, in seconds from `origin` (an evaluation's start;
+    negative: before it, as the command line's children start while it imports): its launch,
+    the end of each part of its start (child.START_MARKS: the interpreter, torch, triton, the
+    grader, the profiler's first use), its readiness as read here (later than the hand-over:
+    the job waited for it; None: it never said), and the hand-over of its job."""
+    ready = running.readiness()
+    marks = ready.get("marks", {}) if ready else {}
+    report: dict[str, float | None] = {"launched": round(running.launched - origin, 3)}
+    for name, at in marks.items():
+        report[name] = round(float(at) - origin, 3)
+    report["ready"] = round(ready["received_at"] - origin, 3) if ready else None
+    report["handed"] = round(running.started - origin, 3)
+    return report
 
 
 def exit_description(outcome: Outcome) -> str:

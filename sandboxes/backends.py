@@ -570,12 +570,16 @@ class Running:
     ) -> None:
         self.proc, self.reader, self.log_path = proc, reader, log_path
         self.known, self.cgroup, self.stack = known, cgroup, stack
-        self.started = time.monotonic()
+        self.started = self.launched = time.monotonic()
         self.first_message = 0
 
     def is_prepared(self) -> bool:
         """Whether a prepared child has said it is ready for its job (imports done)."""
-        return any(m.get("event") == "prepared" for m in list(self.reader.messages))
+        return self.readiness() is not None
+
+    def readiness(self) -> dict[str, Any] | None:
+        """A prepared child's "prepared" message (stamped `received_at`), once it came."""
+        return next((m for m in list(self.reader.messages) if m.get("event") == "prepared"), None)
 
     def _job_starts(self) -> None:
         """The job's clock and messages start now, and so does what counts as its strays: a

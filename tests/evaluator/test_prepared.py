@@ -108,6 +108,16 @@ def test_a_one_off_evaluation_starts_its_children_together_and_none_ahead(pool):
     result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
     assert result.status == "passed", result.gates
     assert result.environment["sandbox"] == "bwrap"
+    # Each child's start, in seconds from the evaluation's: every part in order, ready before
+    # its job ended. Only the roles that use the compiler stack imported it ahead.
+    starts = result.environment["child_start"]
+    assert {"candidate", "judge"} <= set(starts)
+    parts = ("launched", "interpreter", "torch", "triton", "grader", "profiler", "ready")
+    for role, start in starts.items():
+        times = [start[part] for part in parts]
+        assert times == sorted(times), (role, start)
+    assert "compiler" not in starts["candidate"]
+    assert starts["judge"]["profiler"] <= starts["judge"]["compiler"] <= starts["judge"]["ready"]
     # Nothing was started for a next evaluation, and the evaluation's folder is gone.
     assert pool.wait_filled(5) == []
     prepared_module.wait_removed()
@@ -163,6 +173,26 @@ def test_the_command_line_lets_go_of_children_its_evaluation_never_took(pool, tm
     assert pool.wait_filled(1) == []
     root = Path(scratch_root() or tempfile.gettempdir())
     assert not list(root.glob(f"arena-eval-{os.getpid()}-*"))
+
+
+def test_a_profiled_call_leaves_the_compiler_stack_unimported():
+    # torch.profiler.profile's start asks hasattr(torch, "_inductor"), which imports
+    # torch._inductor and torch._dynamo: seconds of a candidate's first profiled call. The
+    # profiler it wraps, which the candidate uses, sees the same operators without them.
+    code = (
+        "import sys, json, torch\n"
+        "from grader.guards import profile_call\n"
+        "out, profile = profile_call(lambda: torch.ones(4) + 1, 'cpu')\n"
+        "compiler = [m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules]\n"
+        "print(json.dumps([compiler, sorted(profile.aten_ops), out.tolist()]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    compiler, aten_ops, out = json.loads(done.stdout.splitlines()[-1])
+    assert compiler == []
+    assert "aten::add" in aten_ops
+    assert out == [2.0, 2.0, 2.0, 2.0]
 
 
 def test_the_grading_process_records_tritons_version_without_importing_it():
