@@ -438,6 +438,13 @@ class _Evaluation:
                 job["judge_cache_bytes"] = self.options.judge_cache_bytes
         else:
             job["prebuilt"] = self.prebuilt
+        if role == "candidate":
+            # Imported here: it runs the reference on the meta device, which imports triton.
+            from grader.index_limit import run_after_timing_of
+
+            job["run_after_timing"] = run_after_timing_of(
+                self.spec.reference_path, self.shapes, self.device
+            )
         warmup = self.slot.warmup if self.slot is not None else None
         if role == "candidate" and warmup is not None and self.timed:
             job.update(warmup.gate_job())

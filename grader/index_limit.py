@@ -4,16 +4,25 @@ generalization.index_limited decides, from what the judge measured, that a failu
 the limit is that limit and not overfit; this module finds those shapes before they run (on the
 meta device), so that the candidate runs them last on a GPU, where a fault they cause cannot
 take the visible shapes' timing down with it.
+
+The grading process finds them (run_after_timing_of) and hands the candidate's job the answer:
+the meta device's kernels are Python ones that import torch._dynamo on first use, seconds that
+the candidate's process would otherwise spend on its job's clock.
 """
 
+import itertools
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from grader.generalization import INDEX_LIMIT_ELEMENTS, largest_elements
 from grader.kbproblem import on_meta
-from grader.modules import apply_shape
+from grader.modules import apply_shape, load_module
+
+_MODULES = itertools.count()
 
 
 def elements_on_meta(reference: Any, shape: Mapping[str, int]) -> int | None:
@@ -47,3 +56,20 @@ def run_after_timing(reference: Any, shapes: Sequence[Mapping[str, Any]], device
         for index, s in enumerate(shapes)
         if not s["seen"] and (elements_on_meta(reference, s["shape"]) or 0) >= INDEX_LIMIT_ELEMENTS
     }
+
+
+def run_after_timing_of(path: Path, shapes: Sequence[Mapping[str, Any]], device: str) -> list[int]:
+    """run_after_timing for the reference at `path`, loaded in a module of its own and run only
+    on the meta device. A reference that does not load here runs no shape last: the candidate's
+    own import of it reports the error."""
+    if device != "cuda":
+        return []
+    name = f"arena_index_limit_{next(_MODULES)}"
+    try:
+        with on_meta():
+            reference = load_module(path, name)
+            return sorted(run_after_timing(reference, shapes, device))
+    except Exception:
+        return []
+    finally:
+        sys.modules.pop(name, None)

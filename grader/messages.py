@@ -27,8 +27,8 @@ class Error(TypedDict, total=False):
 
 class Prepared(TypedDict):
     """A child started ahead (prepared.py) has imported what every job needs. `marks`: when
-    each part of its start ended (interpreter, torch, triton, grader, profiler, compiler), on
-    the host's monotonic clock (launch.start_report)."""
+    each part of its start ended (interpreter, torch, triton, grader, profiler, triton_driver,
+    compiler), on the host's monotonic clock (launch.start_report)."""
 
     marks: dict[str, float]
 

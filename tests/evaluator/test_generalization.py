@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from grader.generalization import (
     kernelbench_rules,
     size_bound_holds,
 )
-from grader.index_limit import elements_on_meta, run_after_timing
+from grader.index_limit import elements_on_meta, run_after_timing, run_after_timing_of
 from grader.modules import load_module
 from grader.taskspec import TaskSpec, load_task
 
@@ -395,3 +396,11 @@ def test_shapes_past_two_to_the_31_run_after_the_visible_shapes_are_timed(tmp_pa
     assert run_after_timing(reference, shapes, "cpu") == set()  # nothing is timed there
     past = [{**shapes[0], "shape": {"batch_size": 8192, "dim": 393216}}, *shapes[1:]]
     assert run_after_timing(reference, past, "cuda") == set()
+    # As the grading process hands it to the candidate's job: from the file, in a module of
+    # its own that does not stay behind; a reference that does not load runs no shape last.
+    assert run_after_timing_of(problem, shapes, "cuda") == [2]
+    assert run_after_timing_of(problem, shapes, "cpu") == []
+    assert not [name for name in sys.modules if name.startswith("arena_index_limit_")]
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('no')\n")
+    assert run_after_timing_of(broken, shapes, "cuda") == []
