@@ -31,6 +31,14 @@ class ModelNew(torch.nn.Module):
 WAITS_THEN_SLEEPS = "import sys, time\nsys.stdin.readline()\ntime.sleep(30)\n"
 
 
+def fresh_interpreter(code: str) -> list[str]:
+    """What `code` prints, a line each, run in an interpreter of its own (nothing imported)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    return done.stdout.splitlines()
+
+
 def verdict(result):
     return result.status, {name: gate.passed for name, gate in result.gates.items()}
 
@@ -186,10 +194,7 @@ def test_a_profiled_call_leaves_the_compiler_stack_unimported():
         "compiler = [m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules]\n"
         "print(json.dumps([compiler, sorted(profile.aten_ops), out.tolist()]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
-    )
-    compiler, aten_ops, out = json.loads(done.stdout.splitlines()[-1])
+    compiler, aten_ops, out = json.loads(fresh_interpreter(code)[-1])
     assert compiler == []
     assert "aten::add" in aten_ops
     assert out == [2.0, 2.0, 2.0, 2.0]
@@ -205,10 +210,7 @@ def test_the_grading_process_records_tritons_version_without_importing_it():
         "import triton\n"
         "print(json.dumps(triton.__version__))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
-    )
-    first, second = done.stdout.splitlines()
+    first, second = fresh_interpreter(code)
     imported, recorded = json.loads(first)
     assert imported is False
     assert recorded == json.loads(second) != ""
