@@ -46,7 +46,7 @@ def run_after_timing(reference: Any, shapes: Sequence[Mapping[str, Any]], device
     kernel with 32-bit offsets may fault there, and a fault spoils the process's device for all
     that follows (the visible shapes' timing included); last, it spoils only those shapes,
     which index_limited then reports as the limit."""
-    if device != "cuda":
+    if device != "cuda" or all(s["seen"] for s in shapes):
         return set()
     visible = [elements_on_meta(reference, s["shape"]) for s in shapes if s["seen"]]
     if not visible or any(v is None or v >= INDEX_LIMIT_ELEMENTS for v in visible):
@@ -62,8 +62,8 @@ def run_after_timing_of(path: Path, shapes: Sequence[Mapping[str, Any]], device:
     """run_after_timing for the reference at `path`, loaded in a module of its own and run only
     on the meta device. A reference that does not load here runs no shape last: the candidate's
     own import of it reports the error."""
-    if device != "cuda":
-        return []
+    if device != "cuda" or all(s["seen"] for s in shapes):
+        return []  # nothing to run last: the reference is not loaded here at all
     name = f"arena_index_limit_{next(_MODULES)}"
     try:
         with on_meta():

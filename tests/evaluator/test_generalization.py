@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import index_limit
 from grader.formulas import formula_evaluate, relation_holds
 from grader.generalization import (
     INDEX_LIMIT_ELEMENTS,
@@ -377,7 +378,7 @@ def test_a_failure_only_past_two_to_the_31_is_that_limit_not_overfit():
     assert index_limited(SHAPES, [2], {1: below, 2: past}) == []
 
 
-def test_shapes_past_two_to_the_31_run_after_the_visible_shapes_are_timed(tmp_path):
+def test_shapes_past_two_to_the_31_run_after_the_visible_shapes_are_timed(tmp_path, monkeypatch):
     problem = tmp_path / "19_ReLU.py"
     problem.write_text(
         "import torch\nbatch_size = 4096\ndim = 393216\n"
@@ -404,3 +405,8 @@ def test_shapes_past_two_to_the_31_run_after_the_visible_shapes_are_timed(tmp_pa
     broken = tmp_path / "broken.py"
     broken.write_text("raise RuntimeError('no')\n")
     assert run_after_timing_of(broken, shapes, "cuda") == []
+    # With no unseen shape there is nothing to order: the reference is not even loaded.
+    loaded = []
+    monkeypatch.setattr(index_limit, "load_module", lambda *args: loaded.append(args))
+    assert run_after_timing_of(problem, shapes[:1], "cuda") == []
+    assert loaded == []
