@@ -232,6 +232,10 @@ def kb_eval(tree: Path, problem: Path, solution: Path) -> dict[str, Any]:
 
 
 def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
+    # The machine's first reads of torch's and triton's libraries are neither side's: on a
+    # fresh host the first pair's cold command line would pay them alone (KernelBench's
+    # evaluations run after it), as it did on one H100 host (bench/results/README.md).
+    subprocess.run([sys.executable, "-c", "import torch, triton"], check=False, timeout=600)
     table = []
     for name, task, solution in pairs(args.tree):
         if args.only and not any(part.lower() in name.lower() for part in args.only.split(",")):
