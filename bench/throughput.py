@@ -129,6 +129,9 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
         "flags": [f.code for f in result.flags],
         "bytes": _bytes(result.gates["correctness"].detail),
         "device_outputs": result.environment.get("device_outputs"),
+        # Each prepared child's start (launch.start_report): a job handed before its child was
+        # ready waited for the child's imports.
+        "child_start": result.environment.get("child_start"),
     }
     stored = time.monotonic()
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as fh:  # what grade_suite writes
