@@ -80,11 +80,15 @@ def _prelude(job: dict[str, Any]) -> int:
 
 
 # The roles whose jobs use torch._dynamo (which imports torch._inductor's package with it):
-# the probe's child analyses a KernelBench file (the FLOP count's dispatch mode imports it on
-# first use) and the judge's compiles the baseline. A candidate's job never needs it: the
-# profiler it uses (guards.profile_call) is the one torch.profiler wraps, whose own start would
-# import it.
+# the probe's child runs the reference on the meta device (a KernelBench file's analysis, the
+# drawn shapes' footprints), whose Python kernels import it on first use, and the judge's
+# compiles the baseline. A candidate's job never needs it: the grading process orders its
+# shapes (index_limit.run_after_timing_of), and the profiler it uses (guards.profile_call) is
+# the one torch.profiler wraps, whose own start would import it.
 COMPILER_ROLES = frozenset({"probe", "judge"})
+# The roles that launch no Triton kernel: the probe runs only the reference. Its child is the
+# command line's first on the way (the analysis), so it makes no Triton driver ahead.
+NO_TRITON_ROLES = frozenset({"probe"})
 
 
 def _prepare(role: str | None = None) -> None:
@@ -95,7 +99,8 @@ def _prepare(role: str | None = None) -> None:
     with torch.autograd.profiler.profile(use_kineto=True):
         torch.ones(1).add_(1)
     START_MARKS["profiler"] = time.monotonic()
-    _triton_driver()
+    if role not in NO_TRITON_ROLES:
+        _triton_driver()
     if role is None or role in COMPILER_ROLES:
         importlib.import_module("torch._dynamo")
         START_MARKS["compiler"] = time.monotonic()
