@@ -7,9 +7,10 @@ children already started in it, each waiting on stdin for its job (child.prepare
 candidate in the isolating sandbox of the evaluation's options, bound to the slot's candidate
 folder as a cold start would be; the probe and the judge as plain processes, which run only our
 code and the task's reference. They have imported torch, triton and the grader, used the
-profiler once on the host (its first use costs seconds), made Triton's driver on a GPU host,
-and (the probe and the judge, whose jobs use it) imported the compiler stack; they have made no
-CUDA context, so a waiting child holds no GPU memory and no GPU state carries over. Each child
+profiler once on the host (its first use costs seconds), made Triton's driver on a GPU host
+(not the probe), and (the probe and the judge, whose jobs use it) imported the compiler stack;
+they have made no CUDA context, so a waiting child holds no GPU memory and no GPU state carries
+over. Each child
 serves one job and ends; a slot serves one evaluation. Its clock (timeout, wall time) starts at
 the hand-over, and the sandbox, limits and environment are those of a cold start.
 
