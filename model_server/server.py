@@ -8,6 +8,7 @@ absolute (`http://host:port/v1/messages`); only the path is read. Every reply is
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -88,8 +89,10 @@ class ScriptedModelServer:
         return f"http://{self.address}"
 
     def record(self, entry: dict[str, Any]) -> None:
+        """One call served; `served_at` is when (time.time()), so that a test can tell the
+        agent's start-up from the time its calls took."""
         with self._lock:
-            self.served.append(entry)
+            self.served.append({**entry, "served_at": time.time()})
 
     def main_calls(self) -> list[dict[str, Any]]:
         with self._lock:
