@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from grader import prepared
 from grader.concealment import environ_conceal
-from grader.launch import start_children_now
+from grader.launch import guessed_device, start_children_now
 from grader.options import EvaluateOptions
 from grader.result import EvalResult
 from grader.taskspec import TaskError
@@ -106,7 +106,7 @@ def _import_compiler_meanwhile(device: str) -> threading.Thread | None:
     """On a GPU, the evaluation runs the reference on the meta device before the candidate's
     job (index_limit.run_after_timing_of), whose Python kernels import torch._dynamo: seconds,
     imported here on a thread while this process waits for its children's analysis."""
-    if device == "cpu" or not os.path.exists("/dev/nvidiactl"):
+    if guessed_device(device) != "cuda":
         return None
     thread = threading.Thread(target=importlib.import_module, args=("torch._dynamo",))
     thread.start()

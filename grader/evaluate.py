@@ -121,11 +121,11 @@ class _Evaluation:
         launcher: "Launcher",
         workdir: Path,
         result: EvalResult,
-        slot: prepared.Slot | None = None,
-        started: float | None = None,
+        slot: prepared.Slot | None,
+        started: float,
     ) -> None:
         self.spec, self.result, self.slot, self.launcher = spec, result, slot, launcher
-        self.started = time.monotonic() if started is None else started
+        self.started = started  # the evaluation's start (time.monotonic()), its reports' origin
         self.device, self.options = launcher.device, launcher.options
         self.timed = self.device == "cuda"
         self.candidate_dir = workdir / "candidate"

@@ -68,8 +68,7 @@ def start_children_now(
     child warms the compile baseline up, both while this process imports torch."""
     if not options.prepared:
         return None
-    if device == "auto":
-        device = "cuda" if Path("/dev/nvidiactl").exists() else "cpu"
+    device = guessed_device(device)
     launcher = Launcher(device, "", options)
     slot = None
     with contextlib.suppress(SandboxError):
@@ -80,6 +79,14 @@ def start_children_now(
     if slot is not None and task is not None:
         _hand_preludes(slot, device, options, task)
     return slot
+
+
+def guessed_device(device: str) -> str:
+    """The device an evaluation will run on, guessed before torch is imported: "auto" is the
+    GPU where the host has NVIDIA's control node."""
+    if device != "auto":
+        return device
+    return "cuda" if Path("/dev/nvidiactl").exists() else "cpu"
 
 
 def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, task: str) -> None:
@@ -277,7 +284,8 @@ def start_report(running: Running, origin: float) -> dict[str, float | None]:
     """Where a prepared child's start went, in seconds from `origin` (an evaluation's start;
     negative: before it, as the command line's children start while it imports): its launch,
     the end of each part of its start (child.START_MARKS: the interpreter, torch, triton, the
-    grader, the profiler's first use), its readiness as read here (later than the hand-over:
+    grader, the profiler's first use, Triton's driver, the compiler stack, as the role makes
+    them), its readiness as read here (later than the hand-over:
     the job waited for it; None: it never said), and the hand-over of its job."""
     ready = running.readiness()
     marks = ready.get("marks", {}) if ready else {}
