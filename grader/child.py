@@ -79,13 +79,13 @@ def _prelude(job: dict[str, Any]) -> int:
     return 0
 
 
-# The roles whose jobs use torch._dynamo (which imports torch._inductor's package with it):
-# the probe's child runs the reference on the meta device (a KernelBench file's analysis, the
-# drawn shapes' footprints), whose Python kernels import it on first use, and the judge's
-# compiles the baseline. A candidate's job never needs it: the grading process orders its
-# shapes (index_limit.run_after_timing_of), and the profiler it uses (guards.profile_call) is
-# the one torch.profiler wraps, whose own start would import it.
-COMPILER_ROLES = frozenset({"probe", "judge"})
+# The roles whose jobs use torch._dynamo (which imports torch._inductor's package with it): the
+# judge's, which compiles the baseline. The probe's runs the reference on the meta device (a
+# KernelBench file's analysis, the drawn shapes' footprints) with the compiler left unimported
+# (compiler_off.py); a candidate's job never needs it: the grading process orders its shapes
+# (index_limit.run_after_timing_of), and the profiler it uses (guards.profile_call) is the one
+# torch.profiler wraps, whose own start would import it.
+COMPILER_ROLES = frozenset({"judge"})
 # The roles that launch no Triton kernel: the probe runs only the reference. Its child is the
 # command line's first on the way (the analysis), so it makes no Triton driver ahead.
 NO_TRITON_ROLES = frozenset({"probe"})

@@ -6,16 +6,14 @@ roofline table.
 """
 
 import argparse
-import importlib
 import json
 import os
 import sys
-import threading
 from collections.abc import Sequence
 
 from grader import prepared
 from grader.concealment import environ_conceal
-from grader.launch import guessed_device, start_children_now
+from grader.launch import start_children_now
 from grader.options import EvaluateOptions
 from grader.result import EvalResult
 from grader.taskspec import TaskError
@@ -60,7 +58,6 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     if args.command == "measure-peaks":
         return run_measure_peaks(args)
     early: prepared.Slot | None = None
-    importer: threading.Thread | None = None
     try:
         # One evaluation: its children (probe, candidate, judge) start together, none ahead.
         options = EvaluateOptions(
@@ -78,8 +75,6 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         early = start_children_now(args.device, options, task=args.task)
         from grader.evaluate import evaluate
 
-        importer = _import_compiler_meanwhile(args.device)
-
         result = evaluate(args.task, args.solution, args.device, options)
         prepared.wait_removed()  # the evaluation's folder goes before the command ends
     except (TaskError, OSError, ValueError) as exc:
@@ -93,24 +88,11 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         # now, not when the process ends: a caller of main() may run on.
         if early is not None:
             prepared.POOL.let_go(early)
-        if importer is not None:  # not left importing while the interpreter shuts down
-            importer.join()
     if args.json:
         print(json.dumps(result.to_dict()))
     else:
         print(render_verdict(result))
     return 0 if result.status == "passed" else 1
-
-
-def _import_compiler_meanwhile(device: str) -> threading.Thread | None:
-    """On a GPU, the evaluation runs the reference on the meta device before the candidate's
-    job (index_limit.run_after_timing_of), whose Python kernels import torch._dynamo: seconds,
-    imported here on a thread while this process waits for its children's analysis."""
-    if guessed_device(device) != "cuda":
-        return None
-    thread = threading.Thread(target=importlib.import_module, args=("torch._dynamo",))
-    thread.start()
-    return thread
 
 
 def run_measure_peaks(args: argparse.Namespace) -> int:

@@ -5,9 +5,8 @@ the limit is that limit and not overfit; this module finds those shapes before t
 meta device), so that the candidate runs them last on a GPU, where a fault they cause cannot
 take the visible shapes' timing down with it.
 
-The grading process finds them (run_after_timing_of) and hands the candidate's job the answer:
-the meta device's kernels are Python ones that import torch._dynamo on first use, seconds that
-the candidate's process would otherwise spend on its job's clock.
+The grading process finds them (run_after_timing_of) and hands the candidate's job the answer,
+so the candidate's process spends none of its job's clock on the meta device.
 """
 
 import itertools

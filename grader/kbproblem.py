@@ -29,6 +29,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from grader.cases import tensor_bytes
+from grader.compiler_off import compiler_off
 from grader.constants import Constant, execute_with, module_constants
 from grader.generalization import kernelbench_rules
 
@@ -114,9 +115,10 @@ class _StayOnMeta(TorchFunctionMode):
 
 @contextlib.contextmanager
 def on_meta() -> Iterator[_StayOnMeta]:
-    """Tensors made inside are meta tensors, and stay meta when the problem moves them."""
+    """Tensors made inside are meta tensors, and stay meta when the problem moves them. torch's
+    compiler stays unimported (compiler_off.py): nothing is compiled on the meta device."""
     mode = _StayOnMeta()
-    with torch.device("meta"), mode:
+    with compiler_off(), torch.device("meta"), mode:
         yield mode
 
 

@@ -1,4 +1,14 @@
+import subprocess
+import sys
 from pathlib import Path
+
+
+def fresh_interpreter(code: str) -> list[str]:
+    """What `code` prints, a line each, run in an interpreter of its own (nothing imported)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    return done.stdout.splitlines()
 
 
 def processes_called(name: str) -> list[str]:

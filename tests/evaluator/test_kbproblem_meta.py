@@ -1,7 +1,9 @@
 """Problems that move their tensors to the GPU themselves, and recurrent networks, are analysed
 on the meta device."""
 
+import json
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,6 +11,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from grader.kbproblem import on_meta
 from grader.taskspec import load_task
+from tests.processes import fresh_interpreter
+
+KB_TASKS = Path(__file__).parent / "tasks"
 
 MOVES_ITS_TENSORS = """
 import torch
@@ -73,3 +78,43 @@ def test_recurrent_layers_on_meta_get_their_shapes_and_flops_without_unrolling(l
         return [tuple(t.shape) for t in (result[0], *states)]
 
     assert shapes(got) == shapes(expected)
+
+
+def test_the_meta_device_analysis_leaves_the_compiler_unimported_and_restores_torch():
+    # Meta tensors' Python kernels and dispatch modes (the FLOP counter) are wrapped by
+    # torch._disable_dynamo, whose first call imports torch._dynamo: seconds on a GPU host.
+    # The analysis, a drawn shape's footprint and the work count run without it, with the
+    # same answers, and every wrapper is as torch made it afterwards.
+    code = textwrap.dedent(
+        f"""
+        import gc, json, sys, types
+        from pathlib import Path
+        import torch
+        from grader.compiler_off import _KEPT, _functions, compiler_off
+        from grader.kbproblem import analyse_problem, count_work, parse_problem, runs_on_meta
+        path = Path({str(KB_TASKS / "kb_gemm_epilogue.py")!r})
+        analysis = analyse_problem(path, parse_problem(path))
+        work = count_work(path, parse_problem(path))
+        with compiler_off():
+            with compiler_off():  # nested: taken back once, by the outermost
+                pass
+            inner = [getattr(f, _KEPT, None) is f for f in _functions()]
+        print(json.dumps({{
+            "compiler": [m for m in ("torch._dynamo", "torch._inductor") if m in sys.modules],
+            "wrappers": len(_functions()),
+            "given_inside": all(inner),
+            "kept_after": sum(getattr(f, _KEPT, None) is not None for f in _functions()),
+            "shape": analysis.shape,
+            "flops": work["flops"],
+            "runs": runs_on_meta(path, analysis.shape),
+        }}))
+        """
+    )
+    report = json.loads(fresh_interpreter(code)[-1])
+    assert report["compiler"] == []
+    assert report["wrappers"] > 100  # torch's references and dispatch modes, all found
+    assert report["given_inside"] is True
+    assert report["kept_after"] == 0
+    assert report["runs"] is True
+    assert report["shape"] == {"batch_size": 64, "in_features": 256}
+    assert report["flops"] == 2 * 64 * 256 * 128  # the GEMM's, seen by the FLOP counter's mode
