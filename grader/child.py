@@ -28,7 +28,7 @@ START_MARKS["torch"] = time.monotonic()
 import triton  # noqa: E402 - imported ahead: a solution's first import of it costs seconds
 
 START_MARKS["triton"] = time.monotonic()
-from grader import channel  # noqa: E402
+from grader import channel, compiler_off  # noqa: E402
 from grader.roles import PRELUDES, ROLES  # noqa: E402
 from grader.roles.common import StageError, hold_to_share, release_device_memory  # noqa: E402
 from grader.roles.judge import judge_stress_state as _judge_stress_state  # noqa: E402, F401
@@ -86,6 +86,9 @@ def _prelude(job: dict[str, Any]) -> int:
 # (index_limit.run_after_timing_of), and the profiler it uses (guards.profile_call) is the one
 # torch.profiler wraps, whose own start would import it.
 COMPILER_ROLES = frozenset({"judge"})
+# The roles whose jobs run on the meta device with the compiler left unimported: their child
+# finds torch's compiler-off wrappers ahead (compiler_off.py).
+META_ROLES = frozenset({"probe"})
 # The roles that launch no Triton kernel: the probe runs only the reference. Its child is the
 # command line's first on the way (the analysis), so it makes no Triton driver ahead.
 NO_TRITON_ROLES = frozenset({"probe"})
@@ -104,6 +107,8 @@ def _prepare(role: str | None = None) -> None:
     if role is None or role in COMPILER_ROLES:
         importlib.import_module("torch._dynamo")
         START_MARKS["compiler"] = time.monotonic()
+    elif role in META_ROLES:
+        compiler_off.find_ahead()
     _freeze_imports()
     channel.send("prepared", marks=START_MARKS)
 

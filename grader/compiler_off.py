@@ -54,6 +54,12 @@ def compiler_off() -> Iterator[None]:
                 _take_back()
 
 
+def find_ahead() -> None:
+    """Find the wrappers now (a prepared child, before its first job), not in the first block."""
+    with _lock:
+        _functions()
+
+
 def _functions() -> list[Callable[..., Any]]:
     """The functions torch's compiler-off wrappers hold, found once per process (0.05-0.15 s)
     among its live functions. A wrapper made later imports the compiler as before."""
@@ -68,13 +74,22 @@ def _find_wrapped() -> list[Callable[..., Any]]:
     if _KEPT not in code.co_consts or "fn" not in code.co_freevars:
         return []  # not the wrapper this module knows: leave every call as torch makes it
     cell = code.co_freevars.index("fn")
-    found = []
-    for obj in gc.get_objects():
-        if type(obj) is types.FunctionType and obj.__code__ is code and obj.__closure__:
-            function = obj.__closure__[cell].cell_contents
-            if callable(function):
-                found.append(function)
-    return found
+    # The collector lists no object a gc.freeze() has set aside (a prepared child freezes what
+    # its imports made): those are listed again for the search, and set aside again after.
+    frozen = gc.get_freeze_count() > 0
+    if frozen:
+        gc.unfreeze()
+    try:
+        found = []
+        for obj in gc.get_objects():
+            if type(obj) is types.FunctionType and obj.__code__ is code and obj.__closure__:
+                function = obj.__closure__[cell].cell_contents
+                if callable(function):
+                    found.append(function)
+        return found
+    finally:
+        if frozen:
+            gc.freeze()
 
 
 def _give(functions: list[Callable[..., Any]]) -> None:

@@ -92,6 +92,7 @@ def test_the_meta_device_analysis_leaves_the_compiler_unimported_and_restores_to
         import torch
         from grader.compiler_off import _KEPT, _functions, compiler_off
         from grader.kbproblem import analyse_problem, count_work, parse_problem, runs_on_meta
+        gc.freeze()  # as a prepared child does after its imports: the wrappers are still found
         path = Path({str(KB_TASKS / "kb_gemm_epilogue.py")!r})
         analysis = analyse_problem(path, parse_problem(path))
         work = count_work(path, parse_problem(path))
@@ -107,6 +108,7 @@ def test_the_meta_device_analysis_leaves_the_compiler_unimported_and_restores_to
             "shape": analysis.shape,
             "flops": work["flops"],
             "runs": runs_on_meta(path, analysis.shape),
+            "frozen": gc.get_freeze_count() > 0,
         }}))
         """
     )
@@ -116,5 +118,6 @@ def test_the_meta_device_analysis_leaves_the_compiler_unimported_and_restores_to
     assert report["given_inside"] is True
     assert report["kept_after"] == 0
     assert report["runs"] is True
+    assert report["frozen"] is True  # set aside again after the search
     assert report["shape"] == {"batch_size": 64, "in_features": 256}
     assert report["flops"] == 2 * 64 * 256 * 128  # the GEMM's, seen by the FLOP counter's mode
