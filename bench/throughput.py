@@ -330,10 +330,13 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         build_cache=str(cache),
         compile_baseline=False,
         trace_steps=STEP_TRACE[0],
+        evaluations_per_gpu=args.evaluations_per_gpu,
     )
     passes = []
     deadline = time.monotonic() + args.deadline_s
     for number in range(args.passes):
+        if args.barrier is not None:
+            _barrier(args.barrier, number, args.evaluations_per_gpu, deadline)
         started = time.monotonic()
         rows = []
         with GpuBusy() as busy:
@@ -352,6 +355,9 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
                 "complete": len(rows) == len(specs),
                 "evaluations": len(rows),
                 "wall_s": round(wall_s, 1),
+                # The host's monotonic clock, shared by the parts that grade on one GPU at once.
+                "started_at": round(started, 3),
+                "ended_at": round(started + wall_s, 3),
                 "evaluations_per_gpu_hour": round(len(rows) * 3600 / wall_s, 1),
                 "gpu_busy_share": busy.share(),
                 "gpu_busy_samples": len(busy.samples),
@@ -365,6 +371,15 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         )
         print(json.dumps({k: v for k, v in passes[-1].items() if k != "rows"}), flush=True)
     return {"build_stage": built, "passes": passes}
+
+
+def _barrier(folder: Path, number: int, parties: int, deadline: float) -> None:
+    """The parts that share one GPU start each pass together (or at the deadline), so that a
+    pass's wall on that GPU is its own evaluations' and not the last pass's tail."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"pass-{number}-{os.getpid()}").touch()
+    while len(list(folder.glob(f"pass-{number}-*"))) < parties and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class _Utilization(ctypes.Structure):
@@ -430,30 +445,36 @@ def phase_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def merge(paths: list[Path]) -> dict[str, Any]:
-    """The parts of one sweep, each graded on its own GPU of one host (`--part`), as one: per
-    pass, evaluations per GPU-hour over all of them (evaluations / the GPUs' summed wall)."""
+    """The parts of one sweep, each graded on a GPU of one host (`--part`), as one: per pass,
+    evaluations per GPU-hour over all of them (evaluations / the GPUs' summed wall). Parts that
+    graded on one GPU at once (`--evaluations-per-gpu`) count that GPU's wall once: from their
+    pass's first start to its last end."""
     parts = [json.loads(p.read_text()) for p in paths]
     passes = []
     for number in range(max(len(p.get("passes", [])) for p in parts)):
-        got = [p["passes"][number] for p in parts if len(p.get("passes", [])) > number]
-        rows = [r for g in got for r in g["rows"]]
-        wall = sum(g["wall_s"] for g in got)
+        got = [p for p in parts if len(p.get("passes", [])) > number]
+        rows = [r for p in got for r in p["passes"][number]["rows"]]
+        walls = _gpu_walls(got, number)
+        wall = sum(walls.values())
         busy = [r["gpu_busy_share"] for r in rows if r.get("gpu_busy_share") is not None]
+        weighted = [
+            (p["passes"][number]["gpu_busy_share"], p["passes"][number]["wall_s"])
+            for p in got
+            if p["passes"][number]["gpu_busy_share"] is not None
+        ]
         passes.append(
             {
                 "pass": number,
                 "parts": len(got),
-                "complete": all(g["complete"] for g in got) and len(got) == len(parts),
+                "gpus": len(walls),
+                "complete": all(p["passes"][number]["complete"] for p in got)
+                and len(got) == len(parts),
                 "evaluations": len(rows),
                 "gpu_wall_s": round(wall, 1),
                 "evaluations_per_gpu_hour": round(len(rows) * 3600 / wall, 1) if wall else None,
                 "gpu_busy_share": (
-                    round(
-                        sum(g["gpu_busy_share"] * g["wall_s"] for g in got if g["gpu_busy_share"])
-                        / wall,
-                        3,
-                    )
-                    if wall
+                    round(sum(b * w for b, w in weighted) / sum(w for _, w in weighted), 3)
+                    if weighted
                     else None
                 ),
                 "gpu_busy_share_median_evaluation": (
@@ -468,10 +489,29 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     return {
         "gpu": parts[0]["gpu"],
         "torch": parts[0]["torch"],
+        "evaluations_per_gpu": max(p.get("evaluations_per_gpu", 1) for p in parts),
         "commands": [p["command"] for p in parts],
         "passes": passes,
         "parts": parts,
     }
+
+
+def _gpu_walls(parts: list[dict[str, Any]], number: int) -> dict[str, float]:
+    """Each GPU's wall for a pass: one part's own, or the span of the parts that shared it."""
+    walls: dict[str, float] = {}
+    for index, part in enumerate(parts):
+        got = part["passes"][number]
+        gpu = str(part.get("cuda_visible_devices", f"part-{index}"))
+        if part.get("evaluations_per_gpu", 1) == 1 or "started_at" not in got:
+            walls[f"{gpu}-{index}"] = got["wall_s"]
+            continue
+        spans = [
+            p["passes"][number]
+            for p in parts
+            if str(p.get("cuda_visible_devices")) == gpu and "started_at" in p["passes"][number]
+        ]
+        walls[gpu] = max(s["ended_at"] for s in spans) - min(s["started_at"] for s in spans)
+    return walls
 
 
 def main() -> int:
@@ -501,6 +541,15 @@ def main() -> int:
     parser.add_argument(
         "--deadline-s", type=float, default=float("inf"), help="sweep: no grading starts after"
     )
+    parser.add_argument(
+        "--evaluations-per-gpu",
+        type=int,
+        default=1,
+        help="sweep: this part grades on a GPU shared with this many parts at once (gpu_share.py)",
+    )
+    parser.add_argument(
+        "--barrier", type=Path, default=None, help="sweep: the folder the GPU's parts meet in"
+    )
     args = parser.parse_args()
     if args.mode == "merge":
         merged = merge(args.parts)
@@ -527,6 +576,8 @@ def main() -> int:
         "gpu": gpu,
         "torch": torch.__version__,
         "command": " ".join(sys.argv),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+        "evaluations_per_gpu": args.evaluations_per_gpu,
         "median_phases_s": phase_medians(rows) if rows else {},
         **figures,
     }

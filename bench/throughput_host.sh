@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Issue 32's figures on a lent host of several GPUs, one job per GPU, all at once:
 #   SWEEP_GPUS="0 1 2" PAIRS="3:add,GELU,silu 3:ReLU:0 0:Softmax:0" [PROBLEMS=40] [PASSES=2] \
-#     [DEADLINE_S=480] [TRACE=1] [REPEATS=1] [KB_REPEATS=1] bash bench/throughput_host.sh OUT_DIR
+#     [DEADLINE_S=480] [TRACE=1] [REPEATS=1] [KB_REPEATS=1] [IN_FLIGHT=2] bash bench/throughput_host.sh OUT_DIR
 # sweep: bench/throughput.py sweep, its problems split over SWEEP_GPUS (--part i/n), merged into
-#   one file (evaluations per GPU-hour over the GPUs' summed wall, per pass);
+#   one file (evaluations per GPU-hour over the GPUs' summed wall, per pass); with IN_FLIGHT=K,
+#   K parts grade on each of those GPUs at once, sharing it (--evaluations-per-gpu K,
+#   grader/gpu_share.py), and each GPU's wall is counted once;
 # pairs: bench/throughput.py pairs for each PAIRS entry (gpu:names[:repeats]; repeats 0 grades
 #   only the cold command line against upstream's eval), merged into one file.
 # A GPU's jobs run one after another (its sweep part first), the GPUs' at once.
@@ -21,20 +23,26 @@ python3 -c "from sandboxes.backends import bwrap_problem as p; print('sandbox:',
 gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().replace(' ', '-'))")
 trace=${TRACE:+--trace}
 read -r -a sweep_gpus <<< "${SWEEP_GPUS:-}"
-n=${#sweep_gpus[@]}
-# Each GPU runs its jobs one after another: its sweep part first, then its pairs in order.
+flight=${IN_FLIGHT:-1}
+n=$(( ${#sweep_gpus[@]} * flight ))
+# Each queue runs its jobs one after another: a GPU's sweep part first, then its pairs in order.
+# A queue is named GPU.J; with IN_FLIGHT=K a GPU has K queues, each with a part of the sweep.
 declare -A queue
-for i in "${!sweep_gpus[@]}"; do queue[${sweep_gpus[$i]}]+="sweep:$i "; done
+i=0
+for g in "${sweep_gpus[@]}"; do
+  for j in $(seq 0 $((flight - 1))); do queue[$g.$j]+="sweep:$i "; i=$((i + 1)); done
+done
 k=0
-for job in ${PAIRS:-}; do queue[${job%%:*}]+="pairs:${job#*:}:$k "; k=$((k + 1)); done
+for job in ${PAIRS:-}; do queue[${job%%:*}.0]+="pairs:${job#*:}:$k "; k=$((k + 1)); done
 run_queue() {
-  local g=$1 item names rest repeats
-  export CUDA_VISIBLE_DEVICES=$g ARENA_BASELINE_CACHE=$work/baselines-$g.json ARENA_PROBE_CACHE=$work/probes-$g.json
-  for item in ${queue[$g]}; do
+  local q=$1 g=${1%%.*} item names rest repeats
+  export CUDA_VISIBLE_DEVICES=$g ARENA_BASELINE_CACHE=$work/baselines-$q.json ARENA_PROBE_CACHE=$work/probes-$q.json
+  for item in ${queue[$q]}; do
     if [[ $item == sweep:* ]]; then
       i=${item#sweep:}
       python3 bench/throughput.py sweep --part "$i/$n" --problems "${PROBLEMS:-40}" --passes "${PASSES:-2}" \
-        --deadline-s "${DEADLINE_S:-480}" $trace --out "$work/sweep-$i.json" > "$work/sweep-$i.log" 2>&1
+        --deadline-s "${DEADLINE_S:-480}" --evaluations-per-gpu "$flight" --barrier "$work/barrier-$g" \
+        $trace --out "$work/sweep-$i.json" > "$work/sweep-$i.log" 2>&1
     else
       rest=${item#pairs:}; names=${rest%%:*}; rest=${rest#*:}
       repeats=${REPEATS:-1}; [[ $rest == *:* ]] && { repeats=${rest%%:*}; rest=${rest#*:}; }
@@ -43,7 +51,7 @@ run_queue() {
     fi
   done
 }
-for g in "${!queue[@]}"; do run_queue "$g" & done
+for q in "${!queue[@]}"; do run_queue "$q" & done
 wait
 status=0
 if [ "$n" -gt 0 ]; then

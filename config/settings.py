@@ -404,6 +404,10 @@ ARENA_GRADER_PREPARED_AHEAD = env_int("ARENA_GRADER_PREPARED_AHEAD", 2, minimum=
 # the next solution of the same task.
 ARENA_GRADER_WARM_JUDGE = env_bool("ARENA_GRADER_WARM_JUDGE", True)
 ARENA_GRADER_JUDGE_CACHE_MB = env_int("ARENA_GRADER_JUDGE_CACHE_MB", 4096, minimum=0)
+# How many evaluations share one GPU at once (a worker's --concurrency for that GPU): above 1,
+# one solution runs at a time and every timing runs alone (grader/gpu_share.py), each
+# evaluation within 1/N of the GPU's memory.
+ARENA_GRADER_EVALUATIONS_PER_GPU = env_int("ARENA_GRADER_EVALUATIONS_PER_GPU", 1, minimum=1)
 # A grading worker holds its evaluation under a lease of ARENA_GRADER_LEASE_S, renewed every
 # ARENA_GRADER_HEARTBEAT_S while it grades (evaluator/heartbeat.py); a worker that dies leaves
 # the evaluation to the next sweep once the lease runs out. The lease outlasts missed beats.

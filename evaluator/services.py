@@ -133,6 +133,7 @@ def grader_options() -> EvaluateOptions:
         warm_judge=settings.ARENA_GRADER_WARM_JUDGE
         and resolve_device(settings.ARENA_GRADER_DEVICE) == "cuda",
         judge_cache_bytes=settings.ARENA_GRADER_JUDGE_CACHE_MB * 1024**2,
+        evaluations_per_gpu=settings.ARENA_GRADER_EVALUATIONS_PER_GPU,
     )
 
 

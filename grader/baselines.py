@@ -33,6 +33,14 @@ def usable(cached: dict[str, Any] | None, *, graphs: bool, want_compile: bool) -
     return bool(cached.get("compile_ms")) or not want_compile
 
 
+def needs_timing(
+    cached: dict[str, Any] | None, *, graphs: bool, want_compile: bool, sota: bool
+) -> bool:
+    """Whether the judge times a visible shape's baselines: a task's SOTA always, else where
+    the cache holds none usable (the judge's rule, and the grading process's guess of it)."""
+    return sota or not usable(cached, graphs=graphs, want_compile=want_compile)
+
+
 def cache_load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())

@@ -12,12 +12,24 @@ import contextlib
 import json
 import os
 import shutil
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from grader import builds, caseplan, decoy, device_outputs, feasibility, prepared, warm_judge
-from grader.baselines import baseline_key, cache_load, cache_store
+from grader import (
+    builds,
+    caseplan,
+    decoy,
+    device_outputs,
+    feasibility,
+    gpu_share,
+    preludes,
+    prepared,
+    warm_judge,
+)
+from grader.baselines import baseline_key, cache_load, cache_store, needs_timing
 
 # What callers import from here (the grading service, the bench scripts, the tests): each name
 # lives in the module that owns it.
@@ -159,6 +171,13 @@ class _Evaluation:
         self.judge_reference = Path(
             shutil.copy(spec.reference_path, self.judge_dir / "reference.py")
         )
+        # Several evaluations on this GPU at once (gpu_share.py): its lock, pauses and report.
+        self.share: gpu_share.GpuShare | None = None
+        if self.options.evaluations_per_gpu > 1:
+            root = Path(self.options.gpu_share_root) if self.options.gpu_share_root else None
+            folder = gpu_share.share_folder(self.device, root)
+            self.share = gpu_share.GpuShare(folder, self.options.evaluations_per_gpu)
+            result.environment["gpu_share"] = self.share.report.to_dict()
 
     def run(self) -> None:
         if self._built_and_failed():
@@ -189,6 +208,8 @@ class _Evaluation:
         finally:
             if self.broker is not None:
                 self.broker.close()
+            if self.share is not None:
+                self.result.environment["gpu_share"] = self.share.report.to_dict()
 
     def _open_broker(self) -> None:
         """The socket the candidate's outputs come through on the device (CUDA only)."""
@@ -218,6 +239,9 @@ class _Evaluation:
         busy = device_busy(candidate) or scratch_full(candidate, self.io_dir)
         if busy is not None:
             return self._grader_error(*busy)
+        refused = self.share.report.refused if self.share is not None else None
+        if refused is not None:  # its timing may have had company: not the solution's loss
+            return self._grader_error("performance", refused, {})
         if self._stopped_early(candidate):
             return None
         self._decoy_test(candidate)
@@ -232,6 +256,8 @@ class _Evaluation:
             judge = self._child("judge", self.judge_dir, sandboxed=False)
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
+        except gpu_share.PauseRefused as exc:
+            return self._grader_error("performance", str(exc), {})
         finally:
             if handoff is not None:
                 handoff.close()
@@ -448,6 +474,10 @@ class _Evaluation:
         warmup = self.slot.warmup if self.slot is not None else None
         if role == "candidate" and warmup is not None and self.timed:
             job.update(warmup.gate_job())
+        elif role == "candidate" and self.share is not None and self.timed:
+            # Timed only once the GPU's other evaluations are paused (gpu_share.keep_gate).
+            job["timing_gate"] = str(self.candidate_dir / preludes.GATE_NAME)
+            job["timing_gate_s"] = gpu_share.PAUSE_LIMIT_S + 10.0
         job["decoy"] = self.decoy_case
         if self.broker is not None:
             folder = self.judge_dir if role == "judge" else self.candidate_dir
@@ -457,31 +487,74 @@ class _Evaluation:
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:
         self._raise_if_stopped()
+        role = job["role"]
+        if self.share is not None and not sandboxed:
+            job["gpu_share_dir"] = str(self.share.folder)  # its pause points answer there
         job_path = workdir / "job.json"
         job_path.write_text(
             json.dumps({**job, "arch": self.arch, "memory_share": self.options.gpu_memory_share})
         )
-        role = job["role"]
         if sandboxed:
             self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name
-        launched = time.monotonic()
-        if role == "judge" and self.options.warm_judge:
-            outcome = warm_judge.WARM.serve(
-                self.launcher.key(),
-                self.launcher.start_warm_judge,
-                str(job_path),
-                self.options.timeout_s,
-                self.options.stop,
-            )
-        else:
-            # A candidate's wait at its timing gate is the grader's time, not the solution's.
-            extra_s = float(job.get("timing_gate_s", 0.0))
-            outcome = self._run_child(
-                role, workdir, job_path, timeout_s=self.options.timeout_s + extra_s
-            )
+        with self._gpu_turn(role, sandboxed):
+            launched = time.monotonic()
+            if role == "judge" and self.options.warm_judge:
+                outcome = warm_judge.WARM.serve(
+                    self.launcher.key(),
+                    self.launcher.start_warm_judge,
+                    str(job_path),
+                    self.options.timeout_s,
+                    self.options.stop,
+                )
+            else:
+                outcome = self._run_kept(role, workdir, job, job_path)
         self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
         self._raise_if_stopped()
         return outcome
+
+    def _run_kept(self, role: str, workdir: Path, job: dict[str, Any], job_path: Path) -> Outcome:
+        """A child of this evaluation; a candidate sharing the GPU has its gate kept meanwhile.
+        A candidate's wait at its timing gate is the grader's time, not the solution's."""
+        timeout_s = self.options.timeout_s + float(job.get("timing_gate_s", 0.0))
+        if self.share is None or role != "candidate" or "timing_gate" not in job:
+            return self._run_child(role, workdir, job_path, timeout_s=timeout_s)
+        ended = threading.Event()
+        keeper = self.share.keep_gate(Path(job["timing_gate"]), lambda: not ended.is_set())
+        try:
+            return self._run_child(role, workdir, job_path, timeout_s=timeout_s)
+        finally:
+            ended.set()
+            keeper.join()
+
+    @contextlib.contextmanager
+    def _gpu_turn(self, role: str, sandboxed: bool) -> Iterator[None]:
+        """Sharing the GPU (gpu_share.py): the solution's code runs only under the candidate
+        lock; a judge that times baselines holds it too, with the other evaluations paused."""
+        share = self.share
+        if share is None:
+            yield
+        elif sandboxed:
+            with share.candidate_turn(self.options.stop):
+                yield
+        elif role == "judge" and self._judge_times_baselines():
+            with share.candidate_turn(self.options.stop), share.paused_others("judge baselines"):
+                yield
+        else:
+            yield
+
+    def _judge_times_baselines(self) -> bool:
+        if not self.timed:
+            return False
+        return any(
+            needs_timing(
+                self.cached_baselines.get(str(index)),
+                graphs=self.candidate_graphs.get(str(index), True),
+                want_compile=self.options.compile_baseline,
+                sota=self.sota is not None,
+            )
+            for index, shape in enumerate(self.shapes)
+            if shape["seen"]
+        )
 
     def _run_child(self, role: str, workdir: Path, job_path: Path, *, timeout_s: float) -> Outcome:
         """A child of this evaluation alone: the slot's, prepared, or one started cold."""

@@ -44,6 +44,13 @@ class EvaluateOptions:
     # The share of the GPU's memory one evaluation may use, where a host runs several at once on
     # one GPU: the reference's memory budget is taken from it and each child is held to it.
     gpu_memory_share: float = 1.0
+    # How many evaluations grade on one GPU at once (one process each: a GPU worker's
+    # concurrency, the bench's parts). Above 1 they share it by gpu_share.py's rules: one
+    # candidate at a time, every timing alone, each within its memory share (1/N unless
+    # gpu_memory_share says less). `gpu_share_root`: where the GPU's folder is made (the
+    # host's temporary folder by default); every process sharing a GPU names the same.
+    evaluations_per_gpu: int = 1
+    gpu_share_root: str | None = None
     # The build cache (builds.py) shared with the build stage; None: every evaluation builds.
     build_cache: str | None = None
     # TORCH_CUDA_ARCH_LIST for builds; None: the GPU's own (9.0a on Hopper).
@@ -82,6 +89,12 @@ class EvaluateOptions:
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_share <= 1.0:
             raise ValueError(f"gpu_memory_share must be in (0, 1], not {self.gpu_memory_share}")
+        if self.evaluations_per_gpu < 1:
+            raise ValueError(
+                f"evaluations_per_gpu must be 1 or more, not {self.evaluations_per_gpu}"
+            )
+        if self.evaluations_per_gpu > 1:
+            self.gpu_memory_share = min(self.gpu_memory_share, 1.0 / self.evaluations_per_gpu)
         if self.judge_cache_bytes < 0:
             raise ValueError(f"judge_cache_bytes must be 0 or more, not {self.judge_cache_bytes}")
         if self.prepared_ahead < 0:

@@ -151,7 +151,9 @@ class Pool:
         their start-up and its own overlap."""
         slot = start_slot(key, make_folder(), starter, roles)
         with self._lock:
-            self._ready.append(slot)
+            # First in line: the evaluation about to begin takes it (and its preludes), not a
+            # slot an earlier evaluation of this process left ready.
+            self._ready.insert(0, slot)
             self._closed = False
         return slot
 

@@ -3,6 +3,7 @@ runs it on every planned case of every shape, hands its outputs over (on the dev
 device_outputs.py; else through host memory, outputs.py), and times it interleaved with the eager
 reference."""
 
+import contextlib
 import errno
 import os
 import time
@@ -11,7 +12,7 @@ from typing import Any
 
 import torch
 
-from grader import channel, guards
+from grader import channel, gpu_share, guards
 from grader.builds import ExtensionBuildError, ExtensionLoaders
 from grader.cases import (
     StressError,
@@ -194,15 +195,20 @@ class _Candidate:
                 raise runtime_error(exc, index, self.device, self.share) from None
             del sets
             release_device_memory(self.device)
+        if self.job.get("timing_gate"):
+            _touch(self.job["timing_gate"] + gpu_share.DONE_SUFFIX)
 
     def _wait_at_gate(self) -> None:
-        """Nothing is timed while the grading process's warm-up of the compile baseline runs
-        on the GPU (preludes.py): where the job names a gate, timing waits until its file
-        exists, at most the job's bound (by then the warm-up has been ended)."""
+        """Nothing is timed while other work runs on the GPU: where the job names a gate,
+        timing waits until its file exists, at most the job's bound. The grading process makes
+        it once the compile baseline's warm-up has ended (preludes.py), or, where evaluations
+        share the GPU, once the others are paused (gpu_share.py: this process says it waits,
+        and later that its timing has ended, by files beside the gate)."""
         gate = self.job.get("timing_gate")
         if not gate:
             return
         self.audit.active = False
+        _touch(gate + gpu_share.WAITING_SUFFIX)
         started = time.monotonic()
         deadline = started + float(self.job.get("timing_gate_s", 0.0))
         while not os.path.exists(gate) and time.monotonic() < deadline:
@@ -350,6 +356,11 @@ class _Candidate:
             graphs=timings.graphs,
             reps=timings.reps,
         )
+
+
+def _touch(path: str) -> None:
+    with contextlib.suppress(OSError):
+        Path(path).touch()
 
 
 def _to_host(value: Any) -> Any:

@@ -13,6 +13,7 @@ from grader import channel
 from grader.cases import Case, Stress, StressError
 from grader.device_outputs import device_budget_bytes
 from grader.feasibility import RESERVE_BYTES
+from grader.gpu_share import PausePoint
 
 INIT_SEED = 42
 
@@ -73,6 +74,17 @@ def stress_of(job: dict[str, Any], case: Any) -> Any:
 def sync(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
+
+
+def pause_point(job: dict[str, Any]) -> PausePoint:
+    """A trusted child's pause point where its evaluation shares the GPU (gpu_share.py): its
+    work so far drained before it answers (a child that has made no CUDA context has none)."""
+
+    def drain() -> None:
+        if job["device"] == "cuda" and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+
+    return PausePoint(job.get("gpu_share_dir"), drain)
 
 
 def release_device_memory(device: str) -> None:

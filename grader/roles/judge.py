@@ -4,13 +4,14 @@ compares the candidate's, and times the eager reference and torch.compile where 
 import copy
 import hashlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from grader import channel
-from grader.baselines import usable
+from grader.baselines import needs_timing
 from grader.cases import (
     StressError,
     case_inputs,
@@ -41,6 +42,7 @@ from grader.roles.common import (
     describe,
     device_output_budget,
     grader_error,
+    pause_point,
     release_device_memory,
     stress_of,
     sync,
@@ -56,6 +58,15 @@ CACHE: ReferenceCache | None = None
 
 
 def run_judge(job: dict[str, Any]) -> None:
+    pause = pause_point(job)
+    try:
+        pause()
+        _run_judge(job, pause)
+    finally:
+        pause.close()
+
+
+def _run_judge(job: dict[str, Any], pause: Callable[[], None]) -> None:
     device_ready = warm_device(job["device"])
     reference_path = Path(job["reference_path"])
     reference = load_module(reference_path, "reference")
@@ -68,7 +79,7 @@ def run_judge(job: dict[str, Any]) -> None:
     with judge_inbox({**job, "device_output_budget_bytes": budget}) as inbox:
         for index, shape_job in enumerate(job["shapes"]):
             try:
-                _judge_shape(job, reference, index, shape_job, inbox, cache)
+                _judge_shape(job, reference, index, shape_job, inbox, cache, pause)
             except Exception as exc:
                 raise grader_error(exc, index, shape_job["shape"]) from None
             release_device_memory(job["device"])
@@ -103,9 +114,11 @@ def _judge_shape(
     shape_job: dict[str, Any],
     inbox: Any = None,
     cache: ReferenceCache | None = None,
+    pause: Callable[[], None] = lambda: None,
 ) -> None:
     """Each case's reference output is compared and freed before the next case is drawn. The
-    model is built only where a case is not in the cache or the shape's baselines are timed."""
+    model is built only where a case is not in the cache or the shape's baselines are timed.
+    Between cases the judge answers the GPU's pause requests (gpu_share.py)."""
 
     steps = Steps(job)
     apply_shape(reference, shape_job["shape"])
@@ -121,6 +134,7 @@ def _judge_shape(
         return built[0]
 
     for case_index, case in enumerate(cases_of(shape_job)):
+        pause()
         key = case_key(job, shape_job["shape"], shape_job["cases"][case_index]) if cache else ""
         expected = cache.get(key, job["device"]) if cache is not None else None
         hit = expected is not None
@@ -171,12 +185,11 @@ def _baselines_cached(job: dict[str, Any], index: int) -> bool:
     """An earlier judge on this GPU model and these libraries timed this shape the way the
     candidate was timed (baselines.py): nothing to time here. A task's SOTA is always timed."""
 
-    if job.get("sota_path"):
-        return False
-    return usable(
+    return not needs_timing(
         job.get("cached_baselines", {}).get(str(index)),
         graphs=_allow_graphs(job, index),
         want_compile=bool(job.get("compile_baseline")),
+        sota=bool(job.get("sota_path")),
     )
 
 

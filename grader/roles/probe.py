@@ -3,6 +3,7 @@ shape, then each drawn unseen shape's footprint from a run on the meta device, u
 the budget (feasibility.py)."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from grader.roles.common import (
     as_list,
     grader_error,
     memory_share,
+    pause_point,
     release_device_memory,
 )
 
@@ -25,10 +27,15 @@ def run_probe(job: dict[str, Any]) -> None:
     """The reference's measured peak on the visible shapes, then each drawn shape's footprint
     from a run on the meta device, until enough fit the budget (see feasibility.py)."""
 
-    reference = load_module(Path(job["reference_path"]), "reference")
-    entry = dict(job.get("cached") or {})
-    if entry.get("visible_peak_bytes") is None:
-        entry.update(_probe_visible(job, reference))
+    pause = pause_point(job)
+    try:
+        pause()
+        reference = load_module(Path(job["reference_path"]), "reference")
+        entry = dict(job.get("cached") or {})
+        if entry.get("visible_peak_bytes") is None:
+            entry.update(_probe_visible(job, reference, pause))
+    finally:
+        pause.close()
     verdicts, accepted = [], 0
     for shape in job["candidates"]:
         if accepted >= job["needed"]:
@@ -39,12 +46,16 @@ def run_probe(job: dict[str, Any]) -> None:
     channel.send("probe", **{k: v for k, v in entry.items() if k != "shapes"}, shapes=verdicts)
 
 
-def _probe_visible(job: dict[str, Any], reference: Any) -> dict[str, Any]:
-    """The visible shape with the largest measured peak, its footprint, and the budget."""
+def _probe_visible(
+    job: dict[str, Any], reference: Any, pause: Callable[[], None]
+) -> dict[str, Any]:
+    """The visible shape with the largest measured peak, its footprint, and the budget. Its
+    only GPU work: between shapes it answers the GPU's pause requests (gpu_share.py)."""
 
     device = job["device"]
     best: dict[str, Any] = {"visible_peak_bytes": -1}
     for index, shape in enumerate(job["visible"]):
+        pause()
         footprint, output_bytes, error = _meta_footprint(reference, shape)
         try:
             peak = _measured_peak_bytes(reference, shape, device, footprint)

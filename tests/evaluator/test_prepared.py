@@ -298,3 +298,28 @@ def test_cached_baselines_stand_only_for_the_same_timing_method():
     assert not usable({**entry, "compile_ms": None}, graphs=True, want_compile=True)
     assert usable({**entry, "compile_ms": None}, graphs=True, want_compile=False)
     assert not usable(None, graphs=True, want_compile=False)
+
+
+def test_the_slot_started_for_an_evaluation_is_the_one_it_takes(tmp_path):
+    # A process that graded before (a notebook, a test session) may hold a slot of the same
+    # settings ready; the command line's own, started with its preludes, is taken first.
+    pool = prepared_module.Pool()
+    folders = (tmp_path / f"slot-{n}" for n in range(10))
+
+    def starter(role: str, workdir: Path):
+        return ProcessSandbox().start(
+            [sys.executable, "-c", WAITS_THEN_SLEEPS], workdir=workdir, env={}, limits=Limits()
+        )
+
+    def folder() -> Path:
+        return next(folders)
+
+    earlier = pool.start_now(("key",), folder, starter, roles=("candidate",))
+    own = pool.start_now(("key",), folder, starter, roles=("candidate",))
+    try:
+        taken = pool.take(("key",), folder, starter, ahead=0, roles=("candidate",))
+        assert taken is own
+    finally:
+        pool.close()
+        for slot in (earlier, own):
+            prepared_module.discard_slot(slot)

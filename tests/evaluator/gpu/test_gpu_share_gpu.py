@@ -1,0 +1,82 @@
+"""Two evaluations on one GPU at once (grader/gpu_share.py), each in a grading process of its own
+as two GPU workers grade: one solution's code on the GPU at a time, every timing with the other
+evaluation's trusted children paused, and both verdicts those of evaluations alone. One of the
+two solutions keeps the GPU busy from a thread of its own for as long as its process lives.
+
+python -m pytest --noconftest -m gpu tests/evaluator/gpu/test_gpu_share_gpu.py
+"""
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+
+HERE = Path(__file__).resolve().parent
+SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
+
+# Correct, and from its import on a thread of its own launches matmuls without end: a solution
+# that would slow any timing it shared the GPU with.
+KEEPS_THE_GPU_BUSY = """
+import threading
+import torch
+
+
+def _spin():
+    a = torch.randn(4096, 4096, device="cuda")
+    while True:
+        a = (a @ a).tanh_()
+
+
+threading.Thread(target=_spin, daemon=True).start()
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.silu(x)
+"""
+
+EVALUATE = """
+import json, sys
+from grader import EvaluateOptions, evaluate
+options = EvaluateOptions(
+    prepared=True, warm_judge=True, evaluations_per_gpu=2, gpu_share_root=sys.argv[1],
+    compile_baseline=False,
+)
+result = evaluate("silu", sys.argv[2], "cuda", options)
+print(json.dumps(result.to_dict()))
+"""
+
+
+def test_two_evaluations_share_a_gpu_one_solution_and_one_timing_at_a_time(tmp_path):
+    busy = tmp_path / "keeps_the_gpu_busy.py"
+    busy.write_text(KEEPS_THE_GPU_BUSY)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", EVALUATE, str(tmp_path), str(solution)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for solution in (SILU_TRITON, busy)
+    ]
+    honest, spinner = (json.loads(run.communicate(timeout=900)[0].splitlines()[-1]) for run in runs)
+    assert honest["status"] == "passed", honest["gates"]
+    shares = [honest["environment"]["gpu_share"], spinner["environment"]["gpu_share"]]
+    # The solutions' code (each candidate's child, each decoy test's) never overlapped.
+    turns = sorted(turn for share in shares for turn in share["candidate_turns"])
+    assert len(turns) >= 3
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(turns))
+    # The honest candidate was timed with the other's trusted children paused, none refused.
+    timing = [p for p in shares[0]["pauses"] if p["why"] == "candidate timing"]
+    assert timing and all("refused" not in p for p in timing), shares[0]
+    assert timing[0]["held_s"] > 0
+    seen = [row for row in honest["per_shape"] if row["seen"]]
+    assert seen and all(row["candidate_ms"] and row["eager_ms"] for row in seen)
