@@ -58,17 +58,25 @@ def triton_version() -> str:
     return ""
 
 
-def _nvidia_smi() -> dict[str, Any]:
-    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,compute_cap"
+def nvidia_smi_query(fields: str, gpu: str = "0") -> str:
+    """nvidia-smi's answer for one GPU (its index or UUID), fields comma-separated; "" where it
+    cannot answer. It makes no CUDA context."""
     try:
-        out = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
+        return subprocess.run(
+            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", gpu],
             capture_output=True,
             text=True,
             timeout=20,
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _nvidia_smi() -> dict[str, Any]:
+    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,compute_cap"
+    out = nvidia_smi_query(fields)
+    if not out:
         return {}
     values = [v.strip() for v in out.split(",")]
     keys = [

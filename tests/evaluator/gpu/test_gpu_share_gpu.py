@@ -23,16 +23,19 @@ pytestmark = [
 HERE = Path(__file__).resolve().parent
 SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
 
-# Correct, and from its import on a thread of its own launches matmuls without end: a solution
-# that would slow any timing it shared the GPU with.
+# Correct, and from its import on a thread of its own launches matmuls for 20 s (every process
+# that imports it: the candidate's, the decoy test's): a solution that would slow any timing it
+# shared the GPU with. Its own timing queues behind them, so its evaluation takes minutes.
 KEEPS_THE_GPU_BUSY = """
 import threading
+import time
 import torch
 
 
 def _spin():
     a = torch.randn(4096, 4096, device="cuda")
-    while True:
+    until = time.monotonic() + 20
+    while time.monotonic() < until:
         a = (a @ a).tanh_()
 
 
@@ -67,7 +70,8 @@ def test_two_evaluations_share_a_gpu_one_solution_and_one_timing_at_a_time(tmp_p
         )
         for solution in (SILU_TRITON, busy)
     ]
-    honest, spinner = (json.loads(run.communicate(timeout=900)[0].splitlines()[-1]) for run in runs)
+    outs = [run.communicate(timeout=1200)[0] for run in runs]
+    honest, spinner = (json.loads(out.splitlines()[-1]) for out in outs)
     assert honest["status"] == "passed", honest["gates"]
     shares = [honest["environment"]["gpu_share"], spinner["environment"]["gpu_share"]]
     # The solutions' code (each candidate's child, each decoy test's) never overlapped.
