@@ -436,6 +436,22 @@ TURN_AT_TOP = """() => {
     return null;
 }"""
 MARKED = "#outline-list a.here b"
+# Resolves once the page has stopped scrolling (its position unchanged for five frames): a wheel
+# may still be carrying the page on when a loaded host runs the test's next line.
+SCROLL_SETTLED = """() => new Promise((resolve) => {
+    let last = window.scrollY, still = 0;
+    const check = () => {
+        still = window.scrollY === last ? still + 1 : 0;
+        last = window.scrollY;
+        if (still >= 5) resolve(last); else requestAnimationFrame(check);
+    };
+    requestAnimationFrame(check);
+})"""
+
+
+def turn_at_top(page) -> str:
+    page.evaluate(SCROLL_SETTLED)
+    return page.evaluate(TURN_AT_TOP)
 
 
 def test_the_outline_follows_the_scroll_position(page, tmp_path):
@@ -445,8 +461,7 @@ def test_the_outline_follows_the_scroll_position(page, tmp_path):
     seen = set()
     for _ in range(60):  # down the page, into the outline's second (inert) chunk of lines
         page.mouse.wheel(0, 1500)
-        page.wait_for_timeout(60)
-        top = page.evaluate(TURN_AT_TOP)
+        top = turn_at_top(page)
         expect(page.locator(MARKED)).to_have_text(top)
         seen.add(int(top))
         if int(top) > 215:
@@ -470,7 +485,7 @@ def test_on_a_phone_the_folded_outline_names_the_turn_in_view(page, tmp_path):
     for _ in range(8):
         page.mouse.wheel(0, 1500)
         page.wait_for_timeout(60)
-    top = page.evaluate(TURN_AT_TOP)
+    top = turn_at_top(page)
     expect(page.locator("#outline-at")).to_have_text(f" \u00b7 at turn {top}")
     shot(page, "transcript-outline-follows-390")
     page.evaluate("window.scrollTo(0, 0)")
