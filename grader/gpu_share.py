@@ -259,16 +259,13 @@ class PausePoint:
             return
         with contextlib.suppress(Exception):
             self.sync()
-        forget(self.folder, os.getpid())
+        for path in (
+            self.folder / "active" / str(os.getpid()),
+            self.folder / "acks" / str(os.getpid()),
+        ):
+            with contextlib.suppress(OSError):
+                path.unlink()
         self.folder = None
-
-
-def forget(folder: Path, pid: int) -> None:
-    """A child's registration gone (its job ended, or it did: the grading process clears what a
-    killed child left)."""
-    for path in (folder / "active" / str(pid), folder / "acks" / str(pid)):
-        with contextlib.suppress(OSError):
-            path.unlink()
 
 
 def _request(pause: Path) -> tuple[str, int] | None:
