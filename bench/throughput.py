@@ -2,7 +2,7 @@
 evaluation, evaluations per GPU-hour, and where one evaluation's wall time goes.
 
     python bench/throughput.py pairs [--tree var/device/kb] [--repeats 3] [--out FILE]
-        [--no-compile-baseline]
+        [--no-compile-baseline] [--cli-again]
     python bench/throughput.py sweep [--tree var/device/kb] [--passes 2] [--deadline-s S]
 
 pairs: (a) each (problem, solution) pair graded by our grader, once with children started cold
@@ -148,31 +148,33 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
     return row
 
 
-def cli_cold(task: Path | str, solution: Path, **labels: Any) -> dict[str, Any]:
+def cli_cold(
+    task: Path | str, solution: Path, home: Path, mode: str = "cli", **labels: Any
+) -> dict[str, Any]:
     """One evaluation from the command line in a fresh process, as a person runs it: the
-    interpreter, torch, the children and the Triton cache all cold."""
+    interpreter, torch and the children cold, the grader's caches those in `home` (empty for a
+    machine's first evaluation of the task)."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as home:
-        done = subprocess.run(
-            [
-                *CLI,
-                *("--task", str(task), "--solution", str(solution), "--device", DEVICE[0]),
-                *CLI_EXTRA,
-            ],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO), **cold_caches(Path(home))},
-            check=False,
-        )
+    done = subprocess.run(
+        [
+            *CLI,
+            *("--task", str(task), "--solution", str(solution), "--device", DEVICE[0]),
+            *CLI_EXTRA,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **cold_caches(home)},
+        check=False,
+    )
     wall_s = round(time.monotonic() - started, 3)
     try:
         result = json.loads(done.stdout)
     except ValueError:
-        return {**labels, "mode": "cli", "wall_s": wall_s, "error": done.stderr[-3000:]}
+        return {**labels, "mode": mode, "wall_s": wall_s, "error": done.stderr[-3000:]}
     row = {
         **labels,
-        "mode": "cli",
+        "mode": mode,
         "status": result["status"],
         "wall_s": wall_s,
         "evaluation_wall_s": result["wall_s"],
@@ -244,8 +246,16 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
         if args.only and not any(part.lower() in name.lower() for part in args.only.split(",")):
             continue
         spec = load_task(task)
-        # Cold from the command line, a fresh process per evaluation.
-        cold = None if args.no_cold else cli_cold(task, solution, pair=name)
+        # Cold from the command line, a fresh process per evaluation. Again (--cli-again): the
+        # next solution of the same task on this machine, in a fresh process with the grader's
+        # caches the first left (baselines, probe verdicts, the judge's kernels); the
+        # candidate's own Triton cache is new in every evaluation.
+        cold = again = None
+        with tempfile.TemporaryDirectory() as home:
+            if not args.no_cold:
+                cold = cli_cold(task, solution, Path(home), pair=name)
+                if args.cli_again:
+                    again = cli_cold(task, solution, Path(home), mode="cli_again", pair=name)
         options = EvaluateOptions(prepared=True, trace_steps=STEP_TRACE[0])
         ours = [
             grade(spec, solution, options, pair=name, mode="prepared") for _ in range(args.repeats)
@@ -274,8 +284,14 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
                     if kb_process and cold
                     else None
                 ),
+                "ours_cli_again_s": again["wall_s"] if again else None,
+                "cli_again_ratio": (
+                    round(again["wall_s"] / statistics.median(kb_process), 2)
+                    if kb_process and again
+                    else None
+                ),
                 "speedups": [r["speedup_vs_eager"] for r in ours],
-                "rows": [cold, *ours] if cold else ours,
+                "rows": [r for r in (cold, again) if r] + ours,
                 "kernelbench_rows": kb,
             }
         )
@@ -530,6 +546,11 @@ def main() -> int:
     parser.add_argument("--no-cold", action="store_true", help="pairs: no cold evaluation")
     parser.add_argument(
         "--only", default="", help="pairs, or sweep problems, whose name holds one of these (a,b)"
+    )
+    parser.add_argument(
+        "--cli-again",
+        action="store_true",
+        help="pairs: a second command line of each task after the cold one, its caches kept",
     )
     parser.add_argument(
         "--no-compile-baseline",

@@ -41,6 +41,35 @@ def needs_timing(
     return sota or not usable(cached, graphs=graphs, want_compile=want_compile)
 
 
+def compile_cached(
+    path: Path,
+    *,
+    task_version: str,
+    gpu: str,
+    torch_version: str,
+    triton_version: str,
+    shapes: list[dict[str, int]],
+) -> bool:
+    """Whether the cache at `path` holds the compiled time of every one of `shapes` (the visible
+    ones), so that no judge of this task compiles the reference (roles/judge.py): a command
+    line's warm-up of the compile would be work for nothing (launch.py)."""
+    if not shapes or not gpu or not torch_version:
+        return False
+    cache = cache_load(path)
+    for shape in shapes:
+        key = baseline_key(
+            task_version=task_version,
+            gpu=gpu,
+            torch_version=torch_version,
+            triton_version=triton_version,
+            shape=shape,
+        )
+        entry = cache.get(key)
+        if not isinstance(entry, dict) or not entry.get("compile_ms") or not entry.get("eager_ms"):
+            return False
+    return True
+
+
 def cache_load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())

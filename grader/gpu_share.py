@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.hostinfo import nvidia_smi_query
+
 POLL_S = 0.002
 # How long a requester waits for the trusted children to pause: their longest step between
 # pause points (a level-3 model built on the GPU, one case's reference and comparison). Past it
@@ -84,8 +86,6 @@ def share_folder(device: str, root: Path | None = None) -> Path:
 
 
 def _gpu_uuid(visible: str) -> str:
-    from grader.host import nvidia_smi_query  # the grading process's; it imports torch
-
     out = nvidia_smi_query("uuid", visible)
     name = out.splitlines()[0].strip() if out else f"gpu-{visible}"
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)

@@ -2,17 +2,14 @@
 makes no CUDA context), and the new result's identity.
 """
 
-import contextlib
 import hashlib
-import importlib.metadata
 import platform
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from grader.hostinfo import nvidia_smi_query, triton_version
 from grader.result import (
     EvalResult,
 )
@@ -44,33 +41,6 @@ def host_environment(device: str) -> dict[str, Any]:
     if device == "cuda":
         environment.update(_nvidia_smi())
     return environment
-
-
-def triton_version() -> str:
-    """Triton's version, read from its installed metadata: the grading process never runs a
-    kernel, and importing triton would cost it 0.3-0.8 s before its first child's job."""
-    module = sys.modules.get("triton")
-    if module is not None:
-        return str(getattr(module, "__version__", ""))
-    for name in ("triton", "pytorch-triton", "pytorch-triton-rocm"):
-        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-            return importlib.metadata.version(name)
-    return ""
-
-
-def nvidia_smi_query(fields: str, gpu: str = "0") -> str:
-    """nvidia-smi's answer for one GPU (its index or UUID), fields comma-separated; "" where it
-    cannot answer. It makes no CUDA context."""
-    try:
-        return subprocess.run(
-            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", gpu],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def _nvidia_smi() -> dict[str, Any]:

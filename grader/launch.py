@@ -4,12 +4,14 @@ read from its messages.
 """
 
 import contextlib
+import hashlib
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader import preludes, prepared
+from grader import hostinfo, preludes, prepared
+from grader.baselines import compile_cached
 from grader.options import EvaluateOptions, isolating_sandbox
 from grader.scratch import new_private_folder, private_scratch, scratch_root
 from grader.taskspec import TaskError, load_task
@@ -94,23 +96,49 @@ def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, t
     path = Path(task).resolve()
     is_problem = path.suffix == ".py" and path.is_file()
     probe = slot.children.get("probe")
+    analysis = None
     if is_problem and probe is not None:
         analyse = {"role": "analyse", "device": "cpu", "path": str(path)}
-        prelude = preludes.hand(probe, slot.folder / "probe", analyse, preludes.ANALYSIS_LIMIT_S)
-        slot.analysis = (path, prelude)
+        analysis = preludes.hand(probe, slot.folder / "probe", analyse, preludes.ANALYSIS_LIMIT_S)
+        slot.analysis = (path, analysis)
     if device != "cuda" or not options.compile_baseline:
         return
     if is_problem:
         reference, shape = path, {}  # the problem as written is its visible shape
+        try:
+            version = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            return
+
+        def visible() -> list[dict[str, int]]:
+            # The shape as the probe's child analysed these very bytes (taskspec's rule).
+            report = analysis.wait("analysis", preludes.DECIDE_LIMIT_S) if analysis else None
+            if not report or report.get("error") or report.get("sha256") != version:
+                return []
+            return [dict(report["shape"])]
     else:
         try:  # a folder or a catalogue's slug: its manifest, read without torch
             spec = load_task(task, catalogs=options.catalogs)
         except (TaskError, OSError):
             return
-        shapes = spec.shapes_for("cuda")
+        shapes = [dict(s) for s in spec.shapes_for("cuda")]
         if not shapes:
             return
-        reference, shape = spec.reference_path, dict(shapes[0])
+        reference, shape, version = spec.reference_path, shapes[0], spec.version_hash
+
+        def visible() -> list[dict[str, int]]:
+            return shapes
+
+    def needless() -> bool:
+        return compile_cached(
+            Path(options.baseline_cache),
+            task_version=version,
+            gpu=(hostinfo.nvidia_smi_query("name").splitlines() or [""])[0].strip(),
+            torch_version=hostinfo.library_version("torch"),
+            triton_version=hostinfo.triton_version(),
+            shapes=visible(),
+        )
+
     warmup: dict[str, object] = {
         "role": "warmup",
         "device": "cuda",
@@ -118,7 +146,7 @@ def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, t
         "shape": shape,
         "memory_share": options.gpu_memory_share,
     }
-    slot.warmup = preludes.start_warmup(slot.children, slot.folder, warmup)
+    slot.warmup = preludes.start_warmup(slot.children, slot.folder, warmup, needless)
 
 
 def _slot_roles(options: EvaluateOptions) -> tuple[str, ...]:

@@ -11,12 +11,16 @@
   has not ended within WARMUP_LIMIT_S of its hand-over, ends with its child: the judge's job
   then starts a child cold and compiles as it would have, and the gate opens. The judge's job
   is handed over only after the watch has ended (settle), so a judge never waits on a prelude.
+  Where the baseline cache already holds the compiled time of every visible shape, no judge
+  compiles, and no warm-up is handed: the gate opens as soon as that is known (for a
+  KernelBench file, once the probe's child has said its shape).
 """
 
 import contextlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,9 @@ from sandboxes.backends import Running
 WARMUP_LIMIT_S = 60.0
 # The analysis's limit: a file analysed in the grading process takes as long.
 ANALYSIS_LIMIT_S = 300.0
+# How long the warm-up's watch waits to learn whether the baseline cache makes it needless (a
+# KernelBench file's shape comes with its analysis); past it, the warm-up is handed.
+DECIDE_LIMIT_S = 30.0
 # The gate's file, in the candidate's folder (its working folder in the sandbox).
 GATE_NAME = "timing-gate"
 POLL_S = 0.005
@@ -40,10 +47,12 @@ class Prelude:
     handed: float
     limit_s: float
 
-    def wait(self, event: str) -> dict[str, Any] | None:
+    def wait(self, event: str, limit_s: float | None = None) -> dict[str, Any] | None:
         """The prelude's `event` message once it is served; None where it failed, its child
-        ended, or its limit passed first."""
+        ended, or its limit (or `limit_s` from now) passed first."""
         deadline = self.handed + self.limit_s
+        if limit_s is not None:
+            deadline = min(deadline, time.monotonic() + limit_s)
         while True:
             messages = self.running.messages_from(self.first)
             served = next((m for m in messages if m.get("event") == "served"), None)
@@ -86,32 +95,61 @@ class Warmup:
 
 
 def start_warmup(
-    slot_children: dict[str, Running], folder: Path, job: dict[str, Any]
+    slot_children: dict[str, Running],
+    folder: Path,
+    job: dict[str, Any],
+    needless: Callable[[], bool] | None = None,
 ) -> Warmup | None:
-    """The warm-up handed to the slot's judge, watched on a thread of its own."""
+    """The warm-up handed to the slot's judge, watched on a thread of its own. `needless`, asked
+    on that thread first, says whether the baseline cache makes the warm-up work for nothing
+    (an answer it cannot give is a no)."""
     running = slot_children.get("judge")
     if running is None:
         return None
-    prelude = hand(running, folder / "judge", job, WARMUP_LIMIT_S)
-    warmup = Warmup(folder / "candidate" / GATE_NAME, prelude.handed + WARMUP_LIMIT_S)
+    started = time.monotonic()
+    deciding_s = DECIDE_LIMIT_S if needless is not None else 0.0
+    warmup = Warmup(folder / "candidate" / GATE_NAME, started + deciding_s + WARMUP_LIMIT_S)
 
     def watch() -> None:
-        message = prelude.wait("warmed")
-        if message is None:
-            # Failed, died or too slow: ended now, so it runs nothing more on the GPU, and
-            # the judge's job starts a child cold.
-            if slot_children.get("judge") is running:
-                slot_children.pop("judge", None)
-            with contextlib.suppress(Exception):
-                running.discard()
-        warmup.report = {
-            "warmed": message is not None,
-            "seconds": round(time.monotonic() - prelude.handed, 3),
-            "compile_s": (message or {}).get("seconds"),
-        }
+        skipped = False
+        if needless is not None:
+            try:
+                skipped = needless()
+            except Exception:  # a cache or a GPU that cannot be read is a cache miss
+                skipped = False
+        if skipped:
+            warmup.report = {
+                "warmed": False,
+                "needless": True,
+                "seconds": round(time.monotonic() - started, 3),
+                "compile_s": None,
+            }
+        else:
+            prelude = hand(running, folder / "judge", job, WARMUP_LIMIT_S)
+            warmup.deadline = prelude.handed + WARMUP_LIMIT_S
+            warmup.report = _warmed(prelude, running, slot_children, started)
         with contextlib.suppress(OSError):
             warmup.gate.touch()
 
     warmup.watch = threading.Thread(target=watch, daemon=True)
     warmup.watch.start()
     return warmup
+
+
+def _warmed(
+    prelude: Prelude, running: Running, slot_children: dict[str, Running], started: float
+) -> dict[str, Any]:
+    message = prelude.wait("warmed")
+    if message is None:
+        # Failed, died or too slow: ended now, so it runs nothing more on the GPU, and the
+        # judge's job starts a child cold.
+        if slot_children.get("judge") is running:
+            slot_children.pop("judge", None)
+        with contextlib.suppress(Exception):
+            running.discard()
+    return {
+        "warmed": message is not None,
+        "needless": False,
+        "seconds": round(time.monotonic() - started, 3),
+        "compile_s": (message or {}).get("seconds"),
+    }

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import EvaluateOptions, channel, preludes, taskspec
+from grader import EvaluateOptions, channel, hostinfo, launch, preludes, taskspec
 from grader import prepared as prepared_module
+from grader.baselines import baseline_key, cache_store, compile_cached
 from grader.cli import main as cli_main
 from grader.launch import Launcher
 from grader.roles import prelude
@@ -185,3 +186,85 @@ def test_a_warm_up_past_its_limit_is_ended_and_the_gate_opens(tmp_path, monkeypa
     assert warmup.gate.exists() and warmup.report["warmed"] is False
     assert "judge" not in slot.children and not running.alive()
     prepared_module.discard_slot(slot)
+
+
+def test_the_compile_cache_answers_for_every_visible_shape_or_not_at_all(tmp_path):
+    cache = tmp_path / "baselines.json"
+    ids = {
+        "task_version": "v1",
+        "gpu": "NVIDIA H200",
+        "torch_version": "2.11",
+        "triton_version": "3.6",
+    }
+    small, large = {"n": 1024}, {"n": 4096}
+    cache_store(cache, {baseline_key(**ids, shape=small): {"eager_ms": 1.0, "compile_ms": 0.5}})
+    assert compile_cached(cache, **ids, shapes=[small])
+    assert not compile_cached(cache, **ids, shapes=[small, large])  # one shape is not cached
+    assert not compile_cached(cache, **ids, shapes=[])
+    assert not compile_cached(cache, **{**ids, "gpu": "NVIDIA H100 80GB HBM3"}, shapes=[small])
+    assert not compile_cached(
+        cache, **{**ids, "gpu": ""}, shapes=[small]
+    )  # nvidia-smi said nothing
+    cache_store(cache, {baseline_key(**ids, shape=large): {"eager_ms": 2.0, "compile_ms": None}})
+    assert not compile_cached(
+        cache, **ids, shapes=[small, large]
+    )  # eager alone: the judge compiles
+    cache.write_text("{not json")
+    assert not compile_cached(cache, **ids, shapes=[small])
+
+
+def hand_kernelbench_preludes(tmp_path, monkeypatch, entry):
+    """The command line's preludes for a KernelBench file on a GPU host (nvidia-smi's answer
+    stood in for), with `entry` cached for the file's analysed shape."""
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text(PROBLEM)
+    monkeypatch.setattr(hostinfo, "nvidia_smi_query", lambda fields, gpu="0": "NVIDIA H200")
+    options = EvaluateOptions(baseline_cache=str(tmp_path / "baselines.json"))
+    key = baseline_key(
+        task_version=hashlib.sha256(problem.read_bytes()).hexdigest(),
+        gpu="NVIDIA H200",
+        torch_version=hostinfo.library_version("torch"),
+        triton_version=hostinfo.triton_version(),
+        shape=dict(load_kernelbench_file(problem).visible_shapes[0]),
+    )
+    cache_store(Path(options.baseline_cache), {key: entry})
+    launcher = Launcher("cpu", "", options)
+    folder = tmp_path / "slot"
+    (folder / "candidate").mkdir(parents=True)
+    slot = prepared_module.start_slot(("test",), folder, launcher.start, roles=("probe", "judge"))
+    judge = slot.children["judge"]
+    launch._hand_preludes(slot, "cuda", options, str(problem))
+    assert slot.warmup is not None
+    slot.warmup.settle()
+    assert slot.warmup.gate.exists()  # the candidate is never held past the watch
+    return slot, judge
+
+
+def test_no_warm_up_is_handed_where_the_cache_holds_the_compiled_time(tmp_path, monkeypatch):
+    slot, judge = hand_kernelbench_preludes(
+        tmp_path, monkeypatch, {"eager_ms": 0.2, "compile_ms": 0.1, "graphs": True}
+    )
+    try:
+        # Decided from the shape the probe's child analysed: nothing handed, the judge's child
+        # kept for the judge's job.
+        assert slot.warmup.report["needless"] is True
+        assert slot.warmup.report["warmed"] is False
+        assert slot.children.get("judge") is judge and judge.alive()
+        assert not (slot.folder / "judge" / "warmup.json").exists()
+    finally:
+        prepared_module.discard_slot(slot)
+
+
+def test_a_warm_up_is_handed_where_the_cache_lacks_the_compiled_time(tmp_path, monkeypatch):
+    slot, judge = hand_kernelbench_preludes(
+        tmp_path, monkeypatch, {"eager_ms": 0.2, "compile_ms": None, "graphs": True}
+    )
+    try:
+        assert slot.warmup.report["needless"] is False
+        assert (slot.folder / "judge" / "warmup.json").exists()
+        # This host has no GPU, so the handed warm-up fails: its child is ended, as any failed
+        # warm-up's is, and the judge's job would start one cold.
+        assert slot.warmup.report["warmed"] is False
+        assert "judge" not in slot.children and not judge.alive()
+    finally:
+        prepared_module.discard_slot(slot)

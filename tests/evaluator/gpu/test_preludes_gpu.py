@@ -39,11 +39,25 @@ def assert_warmed_before_timing(result: dict) -> None:
     assert seen and all(row["compile_ms"] and row["candidate_ms"] for row in seen)
 
 
+@pytest.fixture(autouse=True)
+def own_baseline_cache(tmp_path, monkeypatch):
+    """A baseline cache of the test's own: the first evaluation of a task finds it empty."""
+    monkeypatch.setenv("ARENA_BASELINE_CACHE", str(tmp_path / "baselines.json"))
+
+
 def test_a_catalogue_task_is_warmed_up_and_timed_after_it(capsys):
     result = run_cli("silu", SILU_TRITON, capsys)
     assert result["status"] == "passed", result["gates"]
     assert_warmed_before_timing(result)
     assert result["summary"]["speedup_vs_compile"] is not None
+    # The next evaluation of the task finds the compiled time in the cache: no judge compiles,
+    # and none is warmed up, so the candidate's gate opens at once.
+    again = run_cli("silu", SILU_TRITON, capsys)
+    assert again["status"] == "passed", again["gates"]
+    warmup = again["environment"]["compile_warmup"]
+    assert warmup["needless"] is True and warmup["warmed"] is False, warmup
+    assert warmup["seconds"] < 5, warmup
+    assert again["summary"]["speedup_vs_compile"] is not None
 
 
 def test_a_kernelbench_file_is_analysed_and_warmed_up_by_the_children(tmp_path, capsys):
