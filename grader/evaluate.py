@@ -45,6 +45,7 @@ from grader.compare import tolerance_for
 from grader.gates import correctness_gate, early_gates, final_status
 from grader.generalization import INDEX_LIMIT_ELEMENTS, UnseenShape, index_limited
 from grader.host import new_result
+from grader.hostinfo import cache_libraries
 from grader.launch import (
     CHILD_CODE,
     SANDBOXED_ROLES,
@@ -381,13 +382,13 @@ class _Evaluation:
         return report
 
     def _baseline_keys(self) -> dict[int, str]:
-        environment = self.result.environment
+        torch_version, triton_version = cache_libraries()
         return {
             i: baseline_key(
                 task_version=self.spec.version_hash,
-                gpu=str(environment.get("gpu", "unknown")),
-                torch_version=str(environment.get("torch", "")),
-                triton_version=str(environment.get("triton", "")),
+                gpu=str(self.result.environment.get("gpu", "unknown")),
+                torch_version=torch_version,
+                triton_version=triton_version,
                 shape=s["shape"],
             )
             for i, s in enumerate(self.shapes)

@@ -130,12 +130,13 @@ def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, t
             return shapes
 
     def needless() -> bool:
+        torch_version, triton_version = hostinfo.cache_libraries()
         return compile_cached(
             Path(options.baseline_cache),
             task_version=version,
             gpu=(hostinfo.nvidia_smi_query("name").splitlines() or [""])[0].strip(),
-            torch_version=hostinfo.library_version("torch"),
-            triton_version=hostinfo.triton_version(),
+            torch_version=torch_version,
+            triton_version=triton_version,
             shapes=visible(),
         )
 

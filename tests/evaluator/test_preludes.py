@@ -223,8 +223,8 @@ def hand_kernelbench_preludes(tmp_path, monkeypatch, entry):
     key = baseline_key(
         task_version=hashlib.sha256(problem.read_bytes()).hexdigest(),
         gpu="NVIDIA H200",
-        torch_version=hostinfo.library_version("torch"),
-        triton_version=hostinfo.triton_version(),
+        torch_version=hostinfo.cache_libraries()[0],
+        triton_version=hostinfo.cache_libraries()[1],
         shape=dict(load_kernelbench_file(problem).visible_shapes[0]),
     )
     cache_store(Path(options.baseline_cache), {key: entry})

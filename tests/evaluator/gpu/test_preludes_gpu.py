@@ -6,6 +6,9 @@ python -m pytest --noconftest -m gpu tests/evaluator/gpu/test_preludes_gpu.py
 """
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ pytestmark = [
 ]
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
 SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
 
 
@@ -68,3 +72,20 @@ def test_a_kernelbench_file_is_analysed_and_warmed_up_by_the_children(tmp_path, 
     assert result["gates"]["correctness"]["passed"] is True, result["gates"]
     assert result["gates"]["generalization"]["passed"] is True, result["gates"]
     assert_warmed_before_timing(result)
+    # The next command line of the same file, in a fresh process as a person runs it (its
+    # check of the cache runs while its import of torch is under way): no warm-up.
+    argv = ["evaluate", "--task", str(problem), "--solution", str(solution), "--device", "cuda"]
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *argv, "--json", "--timeout", "300"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=600,
+        check=False,
+    )
+    again = json.loads(done.stdout)
+    assert again["gates"]["correctness"]["passed"] is True, again["gates"]
+    warmup = again["environment"]["compile_warmup"]
+    assert warmup["needless"] is True and warmup["warmed"] is False, warmup
+    assert again["summary"]["speedup_vs_compile"] is not None
