@@ -79,13 +79,17 @@ def _prelude(job: dict[str, Any]) -> int:
     return 0
 
 
-# The roles whose jobs use torch._dynamo (which imports torch._inductor's package with it): the
-# judge's, which compiles the baseline. The probe's runs the reference on the meta device (a
-# KernelBench file's analysis, the drawn shapes' footprints) with the compiler left unimported
-# (compiler_off.py); a candidate's job never needs it: the grading process orders its shapes
-# (index_limit.run_after_timing_of), and the profiler it uses (guards.profile_call) is the one
-# torch.profiler wraps, whose own start would import it.
-COMPILER_ROLES = frozenset({"judge"})
+# torch._dynamo (which imports torch._inductor's package with it) is imported ahead only by the
+# warm judge (warm_main), which serves every judge job of its process. A prepared child imports
+# it where its own work compiles: the judge's job on a baseline cache miss (the torch.compile
+# baseline), or the command line's warm-up of that compile (roles/prelude.py). Imported ahead by
+# every judge's child, it cost each 4.8 s of a CPU core on an H200 host, and a command line whose
+# judge was handed its job first waited for it (0.7 s, 2026-11-28), though a judge whose shapes
+# the baseline cache holds compiles nothing. The probe's job runs the reference on the meta
+# device (a KernelBench file's analysis, the drawn shapes' footprints) with the compiler left
+# unimported (compiler_off.py); a candidate's job never needs it: the grading process orders
+# its shapes (index_limit.run_after_timing_of), and the profiler every child times with
+# (guards.profile_call) is the one torch.profiler wraps, whose own start would import it.
 # The roles whose jobs run on the meta device with the compiler left unimported: their child
 # finds torch's compiler-off wrappers ahead (compiler_off.py).
 META_ROLES = frozenset({"probe"})
@@ -94,17 +98,17 @@ META_ROLES = frozenset({"probe"})
 NO_TRITON_ROLES = frozenset({"probe"})
 
 
-def _prepare(role: str | None = None) -> None:
+def _prepare(role: str | None = None, *, compiler: bool = False) -> None:
     """What a child started ahead does before its first job, then says so: the profiler's host
     side starts slowly the first time (the device side needs CUDA, which waits for the job),
-    and a role that uses the compiler stack (COMPILER_ROLES; any, where the role is not known)
-    imports it now rather than on its job's path: 2-4 s on a GPU host."""
+    and with `compiler` (the warm judge) the compiler stack is imported now rather than on a
+    job's path: 2-5 s on a GPU host."""
     with torch.autograd.profiler.profile(use_kineto=True):
         torch.ones(1).add_(1)
     START_MARKS["profiler"] = time.monotonic()
     if role not in NO_TRITON_ROLES:
         _triton_driver()
-    if role is None or role in COMPILER_ROLES:
+    if compiler:
         importlib.import_module("torch._dynamo")
         START_MARKS["compiler"] = time.monotonic()
     elif role in META_ROLES:
@@ -141,7 +145,7 @@ def warm_main() -> int:
     message with the job's exit code. Its reference cache (roles/judge.py) lives between jobs.
     Any job that does not end cleanly ends the process too, so no state it left (a device
     error, a half-built cache entry) reaches the next job."""
-    _prepare("judge")
+    _prepare("judge", compiler=True)
     while line := sys.stdin.readline().strip():
         saved = TorchGlobals.take()
         try:

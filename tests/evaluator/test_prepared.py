@@ -110,15 +110,14 @@ def test_a_one_off_evaluation_starts_its_children_together_and_none_ahead(pool):
     assert result.status == "passed", result.gates
     assert result.environment["sandbox"] == "bwrap"
     # Each child's start, in seconds from the evaluation's: every part in order, ready before
-    # its job ended. Only the judge's child, whose job compiles, imported the compiler ahead.
+    # its job ended. None imported the compiler ahead: the CPU's judge compiles nothing.
     starts = result.environment["child_start"]
     assert {"candidate", "judge"} <= set(starts)
     parts = ("launched", "interpreter", "torch", "triton", "grader", "profiler", "ready")
     for role, start in starts.items():
         times = [start[part] for part in parts]
         assert times == sorted(times), (role, start)
-    assert [role for role, start in starts.items() if "compiler" in start] == ["judge"]
-    assert starts["judge"]["profiler"] <= starts["judge"]["compiler"] <= starts["judge"]["ready"]
+    assert not [role for role, start in starts.items() if "compiler" in start]
     # Nothing was started for a next evaluation, and the evaluation's folder is gone.
     assert pool.wait_filled(5) == []
     prepared_module.wait_removed()
