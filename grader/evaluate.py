@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import (
+    analyses,
     builds,
     caseplan,
     decoy,
@@ -112,7 +113,11 @@ def evaluate(
     spec = (
         task
         if isinstance(task, TaskSpec)
-        else load_task(task, catalogs=options.catalogs, analysed=prepared.POOL.analysis)
+        else load_task(
+            task,
+            catalogs=options.catalogs,
+            analysed=analyses.analysed_from(Path(options.probe_cache), prepared.POOL.analysis),
+        )
     )
     solution_path = Path(solution).resolve()
     device = resolve_device(device)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader import hostinfo, preludes, prepared
+from grader import analyses, hostinfo, preludes, prepared
 from grader.baselines import compile_cached
 from grader.options import EvaluateOptions, isolating_sandbox
 from grader.scratch import new_private_folder, private_scratch, scratch_root
@@ -94,60 +94,77 @@ def guessed_device(device: str) -> str:
 def _hand_preludes(slot: prepared.Slot, device: str, options: EvaluateOptions, task: str) -> None:
     """A task that cannot be read here is left for the evaluation to report."""
     path = Path(task).resolve()
-    is_problem = path.suffix == ".py" and path.is_file()
-    probe = slot.children.get("probe")
-    analysis = None
-    if is_problem and probe is not None:
-        analyse = {"role": "analyse", "device": "cpu", "path": str(path)}
-        analysis = preludes.hand(probe, slot.folder / "probe", analyse, preludes.ANALYSIS_LIMIT_S)
-        slot.analysis = (path, analysis)
+    if path.suffix == ".py" and path.is_file():
+        _hand_problem_preludes(slot, device, options, path)
+        return
     if device != "cuda" or not options.compile_baseline:
         return
-    if is_problem:
-        reference, shape = path, {}  # the problem as written is its visible shape
-        try:
-            version = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            return
+    try:  # a folder or a catalogue's slug: its manifest, read without torch
+        spec = load_task(task, catalogs=options.catalogs)
+    except (TaskError, OSError):
+        return
+    shapes = [dict(s) for s in spec.shapes_for("cuda")]
+    if shapes:
+        _hand_warmup(slot, options, spec.reference_path, shapes[0], (spec.version_hash, shapes))
 
-        def visible() -> list[dict[str, int]]:
-            # The shape as the probe's child analysed these very bytes (taskspec's rule).
-            report = analysis.wait("analysis", preludes.DECIDE_LIMIT_S) if analysis else None
-            if not report or report.get("error") or report.get("sha256") != version:
-                return []
-            return [dict(report["shape"])]
-    else:
-        try:  # a folder or a catalogue's slug: its manifest, read without torch
-            spec = load_task(task, catalogs=options.catalogs)
-        except (TaskError, OSError):
-            return
-        shapes = [dict(s) for s in spec.shapes_for("cuda")]
-        if not shapes:
-            return
-        reference, shape, version = spec.reference_path, shapes[0], spec.version_hash
 
-        def visible() -> list[dict[str, int]]:
-            return shapes
+def _hand_problem_preludes(
+    slot: prepared.Slot, device: str, options: EvaluateOptions, path: Path
+) -> None:
+    """A KernelBench file analysed before (analyses.py) is not analysed again: the evaluation
+    reads its shape from the cache, and so does the warm-up's check of the baseline cache."""
+    try:
+        version = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return
+    known = analyses.cached(Path(options.probe_cache), version)
+    probe = slot.children.get("probe")
+    if known is None and probe is not None:
+        analyse = {"role": "analyse", "device": "cpu", "path": str(path)}
+        prelude = preludes.hand(probe, slot.folder / "probe", analyse, preludes.ANALYSIS_LIMIT_S)
+        slot.analysis = (path, prelude)
+    if device != "cuda" or not options.compile_baseline:
+        return
+    # The problem as written is its visible shape ({}), which the baseline cache names by the
+    # analysis's shape. Where no analysis is cached the warm-up is handed at once, not after
+    # the analysis: the compile's own cold start would wait those seconds.
+    shapes = [dict(known["shape"])] if known is not None and not known.get("error") else None
+    _hand_warmup(slot, options, path, {}, (version, shapes) if shapes else None)
 
-    def needless() -> bool:
-        torch_version, triton_version = hostinfo.cache_libraries()
-        return compile_cached(
-            Path(options.baseline_cache),
-            task_version=version,
-            gpu=(hostinfo.nvidia_smi_query("name").splitlines() or [""])[0].strip(),
-            torch_version=torch_version,
-            triton_version=triton_version,
-            shapes=visible(),
-        )
 
-    warmup: dict[str, object] = {
+def _hand_warmup(
+    slot: prepared.Slot,
+    options: EvaluateOptions,
+    reference: Path,
+    shape: dict[str, int],
+    cached_as: tuple[str, list[dict[str, int]]] | None,
+) -> None:
+    """The warm-up of the compile baseline on `shape`, unless the baseline cache holds the
+    compiled time of every visible shape named in `cached_as` (task version, shapes): decided
+    on the warm-up's watch (nvidia-smi names the GPU), so that nothing here waits for it."""
+    needless = None
+    if cached_as is not None:
+        version, shapes = cached_as
+
+        def needless() -> bool:
+            torch_version, triton_version = hostinfo.cache_libraries()
+            return compile_cached(
+                Path(options.baseline_cache),
+                task_version=version,
+                gpu=(hostinfo.nvidia_smi_query("name").splitlines() or [""])[0].strip(),
+                torch_version=torch_version,
+                triton_version=triton_version,
+                shapes=shapes,
+            )
+
+    job = {
         "role": "warmup",
         "device": "cuda",
         "reference_path": str(reference),
         "shape": shape,
         "memory_share": options.gpu_memory_share,
     }
-    slot.warmup = preludes.start_warmup(slot.children, slot.folder, warmup, needless)
+    slot.warmup = preludes.start_warmup(slot.children, slot.folder, job, needless)
 
 
 def _slot_roles(options: EvaluateOptions) -> tuple[str, ...]:

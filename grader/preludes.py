@@ -12,8 +12,9 @@
   then starts a child cold and compiles as it would have, and the gate opens. The judge's job
   is handed over only after the watch has ended (settle), so a judge never waits on a prelude.
   Where the baseline cache already holds the compiled time of every visible shape, no judge
-  compiles, and no warm-up is handed: the gate opens as soon as that is known (for a
-  KernelBench file, once the probe's child has said its shape).
+  compiles, and no warm-up is handed: the gate opens as soon as that is known. A KernelBench
+  file's shape is known here only from an earlier analysis of the same bytes (analyses.py);
+  without one the warm-up is handed at once.
 """
 
 import contextlib
@@ -32,8 +33,9 @@ from sandboxes.backends import Running
 WARMUP_LIMIT_S = 60.0
 # The analysis's limit: a file analysed in the grading process takes as long.
 ANALYSIS_LIMIT_S = 300.0
-# How long the warm-up's watch waits to learn whether the baseline cache makes it needless (a
-# KernelBench file's shape comes with its analysis); past it, the warm-up is handed.
+# How long the warm-up's watch may take to learn whether the baseline cache makes the warm-up
+# needless (nvidia-smi names the GPU: its own limit is 20 s), so the longest a candidate's gate
+# may wait for that answer on top of WARMUP_LIMIT_S.
 DECIDE_LIMIT_S = 30.0
 # The gate's file, in the candidate's folder (its working folder in the sandbox).
 GATE_NAME = "timing-gate"
@@ -47,12 +49,10 @@ class Prelude:
     handed: float
     limit_s: float
 
-    def wait(self, event: str, limit_s: float | None = None) -> dict[str, Any] | None:
+    def wait(self, event: str) -> dict[str, Any] | None:
         """The prelude's `event` message once it is served; None where it failed, its child
-        ended, or its limit (or `limit_s` from now) passed first."""
+        ended, or its limit passed first."""
         deadline = self.handed + self.limit_s
-        if limit_s is not None:
-            deadline = min(deadline, time.monotonic() + limit_s)
         while True:
             messages = self.running.messages_from(self.first)
             served = next((m for m in messages if m.get("event") == "served"), None)

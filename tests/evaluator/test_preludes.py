@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import EvaluateOptions, channel, hostinfo, launch, preludes, taskspec
+from grader import EvaluateOptions, analyses, channel, hostinfo, launch, preludes, taskspec
 from grader import prepared as prepared_module
 from grader.baselines import baseline_key, cache_store, compile_cached
 from grader.cli import main as cli_main
@@ -98,6 +98,7 @@ def test_the_command_line_takes_a_kernelbench_files_analysis_from_the_probes_chi
         raise AssertionError(f"{path} was analysed in the grading process")
 
     monkeypatch.setattr(taskspec, "_analyse_here", not_here)
+    monkeypatch.setenv("ARENA_PROBE_CACHE", str(tmp_path / "probes.json"))
     argv = ["evaluate", "--task", str(problem), "--solution", str(solution), "--device", "cpu"]
     assert cli_main([*argv, "--json", "--timeout", "180"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -108,6 +109,9 @@ def test_the_command_line_takes_a_kernelbench_files_analysis_from_the_probes_chi
     assert generalization["unseen_shapes"] == EvaluateOptions().unseen_count
     assert "compile_warmup" not in result["environment"]  # the CPU times nothing
     assert pool.wait_filled(1) == []
+    # The child's analysis is kept for the next evaluation of these bytes (analyses.py).
+    kept = analyses.cached(tmp_path / "probes.json", result["task_version"])
+    assert kept is not None and kept["shape"] == {"batch_size": 16, "dim": 4096}
 
 
 def test_the_childs_analysis_refuses_a_problem_in_the_grading_processs_words(tmp_path, monkeypatch):
@@ -213,19 +217,28 @@ def test_the_compile_cache_answers_for_every_visible_shape_or_not_at_all(tmp_pat
     assert not compile_cached(cache, **ids, shapes=[small])
 
 
-def hand_kernelbench_preludes(tmp_path, monkeypatch, entry):
+def hand_kernelbench_preludes(tmp_path, monkeypatch, entry, *, analysed_before):
     """The command line's preludes for a KernelBench file on a GPU host (nvidia-smi's answer
-    stood in for), with `entry` cached for the file's analysed shape."""
+    stood in for), with `entry` cached for the file's shape, and the file's analysis cached
+    where it was `analysed_before`."""
     problem = tmp_path / "19_ReLU.py"
     problem.write_text(PROBLEM)
     monkeypatch.setattr(hostinfo, "nvidia_smi_query", lambda fields, gpu="0": "NVIDIA H200")
-    options = EvaluateOptions(baseline_cache=str(tmp_path / "baselines.json"))
+    options = EvaluateOptions(
+        baseline_cache=str(tmp_path / "baselines.json"), probe_cache=str(tmp_path / "probes.json")
+    )
+    digest = hashlib.sha256(problem.read_bytes()).hexdigest()
+    shape = dict(load_kernelbench_file(problem).visible_shapes[0])
+    if analysed_before:
+        report = {"sha256": digest, "shape": shape, "rules": {}, "fixed_reason": ""}
+        analyses.store(Path(options.probe_cache), report)
+    torch_version, triton_version = hostinfo.cache_libraries()
     key = baseline_key(
-        task_version=hashlib.sha256(problem.read_bytes()).hexdigest(),
+        task_version=digest,
         gpu="NVIDIA H200",
-        torch_version=hostinfo.cache_libraries()[0],
-        triton_version=hostinfo.cache_libraries()[1],
-        shape=dict(load_kernelbench_file(problem).visible_shapes[0]),
+        torch_version=torch_version,
+        triton_version=triton_version,
+        shape=shape,
     )
     cache_store(Path(options.baseline_cache), {key: entry})
     launcher = Launcher("cpu", "", options)
@@ -240,13 +253,16 @@ def hand_kernelbench_preludes(tmp_path, monkeypatch, entry):
     return slot, judge
 
 
-def test_no_warm_up_is_handed_where_the_cache_holds_the_compiled_time(tmp_path, monkeypatch):
-    slot, judge = hand_kernelbench_preludes(
-        tmp_path, monkeypatch, {"eager_ms": 0.2, "compile_ms": 0.1, "graphs": True}
-    )
+COMPILED = {"eager_ms": 0.2, "compile_ms": 0.1, "graphs": True}
+
+
+def test_no_warm_up_and_no_analysis_where_the_caches_hold_both(tmp_path, monkeypatch):
+    slot, judge = hand_kernelbench_preludes(tmp_path, monkeypatch, COMPILED, analysed_before=True)
     try:
-        # Decided from the shape the probe's child analysed: nothing handed, the judge's child
-        # kept for the judge's job.
+        # The file's shape read from the cache: no analysis handed to the probe's child, no
+        # warm-up handed to the judge's, whose child is kept for the judge's job.
+        assert slot.analysis is None
+        assert not (slot.folder / "probe" / "analyse.json").exists()
         assert slot.warmup.report["needless"] is True
         assert slot.warmup.report["warmed"] is False
         assert slot.children.get("judge") is judge and judge.alive()
@@ -255,16 +271,61 @@ def test_no_warm_up_is_handed_where_the_cache_holds_the_compiled_time(tmp_path, 
         prepared_module.discard_slot(slot)
 
 
+def assert_warm_up_handed(slot, judge):
+    assert slot.warmup.report["needless"] is False
+    assert (slot.folder / "judge" / "warmup.json").exists()
+    # This host has no GPU, so the handed warm-up fails: its child is ended, as any failed
+    # warm-up's is, and the judge's job would start one cold.
+    assert slot.warmup.report["warmed"] is False
+    assert "judge" not in slot.children and not judge.alive()
+
+
 def test_a_warm_up_is_handed_where_the_cache_lacks_the_compiled_time(tmp_path, monkeypatch):
     slot, judge = hand_kernelbench_preludes(
-        tmp_path, monkeypatch, {"eager_ms": 0.2, "compile_ms": None, "graphs": True}
+        tmp_path, monkeypatch, {**COMPILED, "compile_ms": None}, analysed_before=True
     )
     try:
-        assert slot.warmup.report["needless"] is False
-        assert (slot.folder / "judge" / "warmup.json").exists()
-        # This host has no GPU, so the handed warm-up fails: its child is ended, as any failed
-        # warm-up's is, and the judge's job would start one cold.
-        assert slot.warmup.report["warmed"] is False
-        assert "judge" not in slot.children and not judge.alive()
+        assert_warm_up_handed(slot, judge)
     finally:
         prepared_module.discard_slot(slot)
+
+
+def test_a_file_never_analysed_is_analysed_and_warmed_up_at_once(tmp_path, monkeypatch):
+    # Its shape, and so its name in the baseline cache, is not known before the analysis: the
+    # warm-up is not held for it.
+    slot, judge = hand_kernelbench_preludes(tmp_path, monkeypatch, COMPILED, analysed_before=False)
+    try:
+        assert slot.analysis is not None
+        assert_warm_up_handed(slot, judge)
+        report = slot.analysis[1].wait("analysis")
+        assert report is not None and report["shape"] == {"batch_size": 16, "dim": 4096}
+    finally:
+        prepared_module.discard_slot(slot)
+
+
+def test_an_analysis_is_kept_for_the_same_bytes_alone(tmp_path):
+    cache = tmp_path / "probes.json"
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text(PROBLEM)
+    digest = hashlib.sha256(problem.read_bytes()).hexdigest()
+    report = {"sha256": digest, "shape": {"dim": 4096}, "rules": {"dims": []}, "fixed_reason": ""}
+    asked = []
+
+    def child(path):
+        asked.append(path)
+        return report
+
+    analysed = analyses.analysed_from(cache, child)
+    assert analysed(problem) == report
+    assert analysed(problem) == report  # the second from the cache
+    assert asked == [problem]
+    # Other bytes are another file: asked again, and a report for other bytes is not kept.
+    problem.write_text(PROBLEM.replace("4096", "2048"))
+    assert analyses.analysed_from(cache, lambda path: report)(problem) == report
+    assert analyses.cached(cache, hashlib.sha256(problem.read_bytes()).hexdigest()) is None
+    # A refusal is kept as one; a cache that cannot be read is a miss.
+    refused = {"sha256": "1" * 64, "error": "no size constant", "shape": {"x": 1}}
+    analyses.store(cache, refused)
+    assert analyses.cached(cache, "1" * 64) == {"sha256": "1" * 64, "error": "no size constant"}
+    cache.write_text("[]")
+    assert analyses.cached(cache, digest) is None

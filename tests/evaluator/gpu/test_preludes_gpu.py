@@ -45,8 +45,10 @@ def assert_warmed_before_timing(result: dict) -> None:
 
 @pytest.fixture(autouse=True)
 def own_baseline_cache(tmp_path, monkeypatch):
-    """A baseline cache of the test's own: the first evaluation of a task finds it empty."""
+    """Baseline and probe caches of the test's own: the first evaluation of a task finds them
+    empty (no compiled time, no analysis of a KernelBench file)."""
     monkeypatch.setenv("ARENA_BASELINE_CACHE", str(tmp_path / "baselines.json"))
+    monkeypatch.setenv("ARENA_PROBE_CACHE", str(tmp_path / "probes.json"))
 
 
 def test_a_catalogue_task_is_warmed_up_and_timed_after_it(capsys):
@@ -72,8 +74,9 @@ def test_a_kernelbench_file_is_analysed_and_warmed_up_by_the_children(tmp_path, 
     assert result["gates"]["correctness"]["passed"] is True, result["gates"]
     assert result["gates"]["generalization"]["passed"] is True, result["gates"]
     assert_warmed_before_timing(result)
-    # The next command line of the same file, in a fresh process as a person runs it (its
-    # check of the cache runs while its import of torch is under way): no warm-up.
+    # The next command line of the same file, in a fresh process as a person runs it: the
+    # file's shape read from the analysis the first kept, the baseline cache checked while the
+    # process's import of torch is under way, and no warm-up.
     argv = ["evaluate", "--task", str(problem), "--solution", str(solution), "--device", "cuda"]
     done = subprocess.run(
         [sys.executable, "-m", "grader", *argv, "--json", "--timeout", "300"],
