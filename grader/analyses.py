@@ -3,13 +3,15 @@ kept in the probe cache beside the reference's footprints, so that the next eval
 same file reads its shape at once instead of waiting seconds for a child to run the file on the
 meta device (the command line's setup waited 2-4.5 s for it on an H200 host, 2026-11-28).
 
-An entry is keyed by the file's bytes, the analysing code's bytes (kbproblem.py) and torch's
-installed version: a change to any of them analyses the file again. Only the grading process
+An entry is keyed by the file's bytes, the grader's own source (the analysis is kbproblem.py's,
+with the rules of generalization.py and the helpers they use: any change to the package
+analyses every file again once) and torch's installed version. Only the grading process
 writes the cache, from the probe child's report (that child runs the task's reference, never a
 solution) or from its own analysis. It reads without importing torch: the command line decides
 its preludes from it (launch.py) while its own import of torch is under way.
 """
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -19,8 +21,17 @@ from typing import Any
 from grader.baselines import cache_load, cache_store
 from grader.hostinfo import installed_version
 
-ANALYSER = Path(__file__).resolve().with_name("kbproblem.py")
+PACKAGE = Path(__file__).resolve().parent
 Analysed = Callable[[Path], dict[str, Any] | None]
+
+
+@functools.cache
+def grader_source_sha256() -> str:
+    """The grader package's Python source, hashed once per process (about 5 ms)."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def cache_key(source_sha256: str) -> str:
@@ -28,7 +39,7 @@ def cache_key(source_sha256: str) -> str:
         [
             "kernelbench-analysis",
             source_sha256,
-            hashlib.sha256(ANALYSER.read_bytes()).hexdigest(),
+            grader_source_sha256(),
             installed_version("torch"),
         ]
     )
