@@ -1,6 +1,9 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def fresh_interpreter(code: str) -> list[str]:
@@ -9,6 +12,20 @@ def fresh_interpreter(code: str) -> list[str]:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
     return done.stdout.splitlines()
+
+
+def repo_python(*args: str, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` in a fresh interpreter at the checkout's root, with the checkout importable
+    (as a GPU host runs the grader: no install), its output captured."""
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=timeout_s,
+        check=False,
+    )
 
 
 def processes_called(name: str) -> list[str]:

@@ -1,34 +1,20 @@
 """The fused comparison on a GPU: the same verdicts as the chunked path (the check of
 test_fused_compare.py, on CUDA tensors past one block), and compare_outputs takes it there."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from grader import compare
+from tests.processes import REPO, repo_python
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
 ]
 
-REPO = Path(__file__).resolve().parents[3]
-
 
 def test_the_fused_passes_reach_the_chunked_verdicts_on_the_gpu():
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tests/evaluator/fused_compare_check.py"), "cuda", "1000003"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=600,
-        check=False,
-    )
+    done = repo_python(str(REPO / "tests/evaluator/fused_compare_check.py"), "cuda", "1000003")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("same verdict:") == 24
 

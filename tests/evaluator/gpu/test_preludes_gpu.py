@@ -6,9 +6,6 @@ python -m pytest --noconftest -m gpu tests/evaluator/gpu/test_preludes_gpu.py
 """
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ import torch
 
 from grader.cli import main as cli_main
 from tests.evaluator.test_preludes import PROBLEM, SOLUTION
+from tests.processes import repo_python
 
 pytestmark = [
     pytest.mark.gpu,
@@ -23,7 +21,6 @@ pytestmark = [
 ]
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
 SILU_TRITON = HERE.parent / "solutions" / "silu_triton.py"
 
 
@@ -78,16 +75,7 @@ def test_a_kernelbench_file_is_analysed_and_warmed_up_by_the_children(tmp_path, 
     # file's shape read from the analysis the first kept, the baseline cache checked while the
     # process's import of torch is under way, and no warm-up.
     argv = ["evaluate", "--task", str(problem), "--solution", str(solution), "--device", "cuda"]
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", *argv, "--json", "--timeout", "300"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=600,
-        check=False,
-    )
-    again = json.loads(done.stdout)
+    again = json.loads(repo_python("-m", "grader", *argv, "--json", "--timeout", "300").stdout)
     assert again["gates"]["correctness"]["passed"] is True, again["gates"]
     warmup = again["environment"]["compile_warmup"]
     assert warmup["needless"] is True and warmup["warmed"] is False, warmup
