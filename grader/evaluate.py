@@ -52,6 +52,7 @@ from grader.launch import (
     SANDBOXED_ROLES,
     Launcher,
     evaluation_folder,
+    guessed_device,
     log_tail,
     phases,
     start_report,
@@ -110,6 +111,7 @@ def evaluate(
 ) -> EvalResult:
     started = time.monotonic()
     options = options or EvaluateOptions()
+    _warm_meta_ahead(guessed_device(device))
     spec = (
         task
         if isinstance(task, TaskSpec)
@@ -129,6 +131,30 @@ def evaluate(
     result.wall_s = round(time.monotonic() - started, 3)
     result.phases["other"] = round(result.wall_s - sum(result.phases.values()), 3)
     return result
+
+
+# The grading process's warm-up of the meta device (index_limit.warm), once per process.
+_META_WARMUP: list[threading.Thread] = []
+
+
+def _warm_meta_ahead(device: str) -> None:
+    """On a GPU, the candidate's job waits for the unseen shapes past the index limit, found on
+    the meta device in this process (index_limit.run_after_timing_of), whose first meta run
+    imports seconds of torch's symbolic shapes and sympy (level1/88's evaluations spent 2.6-3.8
+    s outside their children, H200, 2026-11-28). That first run is made on a thread while this
+    process waits for the task's analysis and the probe."""
+    if device != "cuda" or _META_WARMUP:
+        return
+
+    def warm() -> None:
+        from grader.index_limit import warm as warm_index_limit  # it imports triton
+
+        with contextlib.suppress(Exception):  # the job's own run reports nothing either
+            warm_index_limit()
+
+    thread = threading.Thread(target=warm, name="meta-warm-up", daemon=True)
+    _META_WARMUP.append(thread)
+    thread.start()
 
 
 class _Evaluation:
@@ -474,6 +500,8 @@ class _Evaluation:
             # Imported here: it runs the reference on the meta device, which imports triton.
             from grader.index_limit import run_after_timing_of
 
+            for thread in _META_WARMUP:
+                thread.join()
             job["run_after_timing"] = run_after_timing_of(
                 self.spec.reference_path, self.shapes, self.device
             )

@@ -57,6 +57,15 @@ def run_after_timing(reference: Any, shapes: Sequence[Mapping[str, Any]], device
     }
 
 
+def warm() -> None:
+    """The process's first run on the meta device, on a tensor of two elements: it finds
+    torch's compiler-off wrappers (compiler_off.py) and imports what the meta device's Python
+    kernels import on first use (torch's symbolic shapes, and sympy with them: seconds on a GPU
+    host), so that run_after_timing_of's first call pays neither."""
+    with on_meta(), torch.no_grad():
+        torch.randn(2).add(1)
+
+
 def run_after_timing_of(path: Path, shapes: Sequence[Mapping[str, Any]], device: str) -> list[int]:
     """run_after_timing for the reference at `path`, loaded in a module of its own and run only
     on the meta device. A reference that does not load here runs no shape last: the candidate's
