@@ -497,14 +497,7 @@ class _Evaluation:
         else:
             job["prebuilt"] = self.prebuilt
         if role == "candidate":
-            # Imported here: it runs the reference on the meta device, which imports triton.
-            from grader.index_limit import run_after_timing_of
-
-            for thread in _META_WARMUP:
-                thread.join()
-            job["run_after_timing"] = run_after_timing_of(
-                self.spec.reference_path, self.shapes, self.device
-            )
+            job["run_after_timing"] = self._run_after_timing()
         warmup = self.slot.warmup if self.slot is not None else None
         if role == "candidate" and warmup is not None and self.timed:
             job.update(warmup.gate_job())
@@ -589,6 +582,19 @@ class _Evaluation:
             for index, shape in enumerate(self.shapes)
             if shape["seen"]
         )
+
+    def _run_after_timing(self) -> list[int]:
+        """The unseen shapes the candidate runs last (index_limit.py). Off the GPU, or where
+        every shape is seen, none: nothing runs on the meta device here, and the meta warm-up
+        is not waited for."""
+        if self.device != "cuda" or all(s["seen"] for s in self.shapes):
+            return []
+        # Imported here: it runs the reference on the meta device, which imports triton.
+        from grader.index_limit import run_after_timing_of
+
+        for thread in _META_WARMUP:
+            thread.join()
+        return run_after_timing_of(self.spec.reference_path, self.shapes, self.device)
 
     def _run_child(self, role: str, workdir: Path, job_path: Path, *, timeout_s: float) -> Outcome:
         """A child of this evaluation alone: the slot's, prepared, or one started cold."""
