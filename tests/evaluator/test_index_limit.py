@@ -5,6 +5,7 @@ overfit."""
 from pathlib import Path
 
 from grader import EvaluateOptions, evaluate, generalization
+from tests.processes import fresh_interpreter
 
 HERE = Path(__file__).resolve().parent
 TASK = HERE / "tasks" / "relu_sized"
@@ -31,3 +32,21 @@ def test_the_same_failure_where_the_visible_shape_is_past_the_limit_is_overfit(m
     result = evaluate(TASK, SOLUTION, "cpu", options)
     assert result.gates["generalization"].passed is False
     assert "overfit" in {flag.code for flag in result.flags}
+
+
+def test_the_meta_warm_up_runs_once_on_a_gpu_and_leaves_the_compiler_unimported():
+    # In a fresh interpreter, as the command line's grading process: nothing off the GPU; on
+    # it one thread per process, whose meta run imports sympy (the first run's cost) and not
+    # the compiler.
+    code = (
+        "import importlib, sys\n"
+        "evaluate = importlib.import_module('grader.evaluate')\n"
+        "evaluate._warm_meta_ahead('cpu')\n"
+        "print(len(evaluate._META_WARMUP))\n"
+        "evaluate._warm_meta_ahead('cuda')\n"
+        "evaluate._warm_meta_ahead('cuda')\n"
+        "print(len(evaluate._META_WARMUP))\n"
+        "evaluate._META_WARMUP[0].join()\n"
+        "print('sympy' in sys.modules, 'torch._dynamo' in sys.modules)\n"
+    )
+    assert fresh_interpreter(code)[-3:] == ["0", "1", "True False"]
