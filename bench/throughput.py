@@ -148,7 +148,7 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
     return row
 
 
-def cli_cold(
+def cli_run(
     task: Path | str, solution: Path, home: Path, mode: str = "cli", **labels: Any
 ) -> dict[str, Any]:
     """One evaluation from the command line in a fresh process, as a person runs it: the
@@ -253,9 +253,9 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
         cold = again = None
         with tempfile.TemporaryDirectory() as home:
             if not args.no_cold:
-                cold = cli_cold(task, solution, Path(home), pair=name)
+                cold = cli_run(task, solution, Path(home), pair=name)
                 if args.cli_again:
-                    again = cli_cold(task, solution, Path(home), mode="cli_again", pair=name)
+                    again = cli_run(task, solution, Path(home), mode="cli_again", pair=name)
         options = EvaluateOptions(prepared=True, trace_steps=STEP_TRACE[0])
         ours = [
             grade(spec, solution, options, pair=name, mode="prepared") for _ in range(args.repeats)

@@ -7,7 +7,8 @@ An entry is keyed by the file's bytes, the grader's own source (the analysis is 
 with the rules of generalization.py and the helpers they use: any change to the package
 analyses every file again once) and torch's installed version. Only the grading process
 writes the cache, from the probe child's report (that child runs the task's reference, never a
-solution) or from its own analysis. It reads without importing torch: the command line decides
+solution); an analysis the grading process makes itself (no child was handed one) is not kept.
+It reads without importing torch: the command line decides
 its preludes from it (launch.py) while its own import of torch is under way.
 """
 
