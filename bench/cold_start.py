@@ -11,6 +11,9 @@ command line's first run on a machine does, `--repeats` times (medians):
 - `compile_default` / `compile_one_thread`: torch.compile of a one-kernel model (x + y on
   4096 x 4096) on a cold inductor cache, with inductor's compile workers and with
   TORCHINDUCTOR_COMPILE_THREADS=1 (in-process);
+- `compile_<problem>_default` / `compile_<problem>_one_thread` (`--problem FILE`, repeatable):
+  a KernelBench problem's Model compiled the same two ways; each run reports the whole step,
+  then the compiler's import (torch._dynamo, inductor) and the first compiled call apart;
 - `triton_jit`: the first call of a Triton kernel on a cold Triton cache (compile and launch);
 - `gc_collect`: one gc.collect() after the child's imports, and after gc.freeze().
 """
@@ -56,6 +59,24 @@ torch.compile(Model())(x, y)
 torch.cuda.synchronize()
 print("STEP", time.monotonic() - t)
 """,
+    "compile_problem": """
+import importlib.util, sys, time, torch
+spec = importlib.util.spec_from_file_location("problem", sys.argv[1])
+problem = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(problem)
+torch.manual_seed(0)
+model = problem.Model(*problem.get_init_inputs()).cuda().eval()
+inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in problem.get_inputs()]
+torch.cuda.synchronize()
+t = time.monotonic()
+import torch._dynamo, torch._inductor.compile_fx
+imported = time.monotonic()
+with torch.no_grad():
+    torch.compile(model)(*inputs)
+torch.cuda.synchronize()
+done = time.monotonic()
+print("STEP", done - t, imported - t, done - imported)
+""",
     "triton_jit": """
 import torch, triton, triton.language as tl, time
 @triton.jit
@@ -80,7 +101,7 @@ print("STEP", plain, frozen)
 }
 
 
-def run(code: str, env: dict[str, str]) -> tuple[float, list[float]]:
+def run(code: str, env: dict[str, str], *args: str) -> tuple[float, list[float]]:
     """(the process's wall, the numbers its STEP line printed)"""
     with tempfile.TemporaryDirectory() as cache:
         cold = {
@@ -93,7 +114,7 @@ def run(code: str, env: dict[str, str]) -> tuple[float, list[float]]:
         script.write_text(code)
         started = time.monotonic()
         done = subprocess.run(
-            [sys.executable, str(script)],
+            [sys.executable, str(script), *args],
             capture_output=True,
             text=True,
             env={**os.environ, **cold, **env},
@@ -123,6 +144,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--problem", type=Path, action="append", default=[])
+    parser.add_argument("--only-compile", action="store_true", help="the compile steps alone")
     args = parser.parse_args()
     rows: dict[str, Any] = {}
 
@@ -130,24 +153,37 @@ def main() -> int:
         rows[name] = {"median_s": round(statistics.median(values), 3), "runs_s": values}
         print(json.dumps({name: rows[name]}), flush=True)
 
-    record("import", [round(run(STEPS["import"], {})[0], 3) for _ in range(args.repeats)])
-    for name in ("profiler", "context", "triton_jit"):
-        record(name, [round(run(STEPS[name], {})[1][0], 3) for _ in range(args.repeats)])
-    record(
-        "compile_default", [round(run(STEPS["compile"], {})[1][0], 3) for _ in range(args.repeats)]
-    )
     one = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
-    record(
-        "compile_one_thread",
-        [round(run(STEPS["compile"], one)[1][0], 3) for _ in range(args.repeats)],
-    )
+    if not args.only_compile:
+        record("import", [round(run(STEPS["import"], {})[0], 3) for _ in range(args.repeats)])
+        for name in ("profiler", "context", "triton_jit"):
+            record(name, [round(run(STEPS[name], {})[1][0], 3) for _ in range(args.repeats)])
+        for label, env in (("default", {}), ("one_thread", one)):
+            record(
+                f"compile_{label}",
+                [round(run(STEPS["compile"], env)[1][0], 3) for _ in range(args.repeats)],
+            )
+    for problem in args.problem:
+        for label, env in (("default", {}), ("one_thread", one)):
+            step = STEPS["compile_problem"]
+            runs = [run(step, env, str(problem))[1] for _ in range(args.repeats)]
+            name = f"compile_{problem.stem}_{label}"
+            record(name, [round(r[0], 3) for r in runs])
+            record(f"{name}_import", [round(r[1], 3) for r in runs])
+            record(f"{name}_first_call", [round(r[2], 3) for r in runs])
+    if args.only_compile:
+        return _write(args.out, rows)
     record("children_3", [round(three_at_once(), 3) for _ in range(args.repeats)])
     collected = [run(STEPS["gc_collect"], {})[1] for _ in range(args.repeats)]
     record("gc_collect", [round(c[0], 4) for c in collected])
     record("gc_collect_frozen", [round(c[1], 6) for c in collected])
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"host": os.uname().nodename, "steps": rows}, indent=1))
+    return _write(args.out, rows)
+
+
+def _write(out: Path | None, rows: dict[str, Any]) -> int:
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"host": os.uname().nodename, "steps": rows}, indent=1))
     return 0
 
 

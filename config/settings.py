@@ -408,6 +408,9 @@ ARENA_GRADER_JUDGE_CACHE_MB = env_int("ARENA_GRADER_JUDGE_CACHE_MB", 4096, minim
 # one solution runs at a time and every timing runs alone (grader/gpu_share.py), each
 # evaluation within 1/N of the GPU's memory.
 ARENA_GRADER_EVALUATIONS_PER_GPU = env_int("ARENA_GRADER_EVALUATIONS_PER_GPU", 1, minimum=1)
+# Inductor's compile workers for torch.compile's baseline of a task (1: in the judge's own
+# process; 0: torch's own choice, a worker per core). grader/options.py says why 1.
+ARENA_GRADER_COMPILE_THREADS = env_int("ARENA_GRADER_COMPILE_THREADS", 1, minimum=0)
 # A grading worker holds its evaluation under a lease of ARENA_GRADER_LEASE_S, renewed every
 # ARENA_GRADER_HEARTBEAT_S while it grades (evaluator/heartbeat.py); a worker that dies leaves
 # the evaluation to the next sweep once the lease runs out. The lease outlasts missed beats.

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from grader import prepared
+from grader import bytecode, prepared
 from grader.concealment import environ_conceal
 from grader.launch import start_children_now
 from grader.options import EvaluateOptions
@@ -70,6 +70,9 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         )
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret
             environ_conceal(secret_variables(os.environ))
+            # Its own imports (torch's, as the children's) read and keep their bytecode in the
+            # grader's folder where the installed torch ships none (bytecode.py).
+            bytecode.use_here(options.judge_kernel_cache)
         # The children import torch while this process does (grader.evaluate imports it), then
         # do their preludes: the task's analysis, the compile baseline's warm-up (preludes.py).
         early = start_children_now(args.device, options, task=args.task)

@@ -17,6 +17,7 @@ CATALOG_DIR = "ARENA_CATALOG_DIR"
 IMPORTED_CATALOG_DIR = "ARENA_IMPORTED_CATALOG_DIR"
 DATA_DIR = "ARENA_DATA_DIR"
 SANDBOX_IMAGE = "ARENA_SANDBOX_IMAGE"
+COMPILE_THREADS = "ARENA_GRADER_COMPILE_THREADS"
 
 CACHE_HOME = Path.home() / ".cache" / "kernel-arena"
 DEFAULT_CATALOG = Path(__file__).resolve().parents[1] / "tasks" / "catalog"
@@ -49,6 +50,19 @@ def judge_kernel_cache() -> str:
 
 def sandbox_image() -> str | None:
     return text(SANDBOX_IMAGE)
+
+
+def compile_threads() -> int:
+    value = text(COMPILE_THREADS)
+    if value is None:
+        return 1
+    try:
+        threads = int(value)
+    except ValueError:
+        raise ValueError(f"{COMPILE_THREADS} must be a whole number, not {value!r}") from None
+    if threads < 0:
+        raise ValueError(f"{COMPILE_THREADS} must be 0 or more, not {threads}")
+    return threads
 
 
 def catalog_dirs() -> tuple[str, ...]:

@@ -296,8 +296,14 @@ class _Evaluation:
         self._record_device_outputs(candidate)
         self._record_judge_cache(judge)
         gate = candidate.last("timing_gate")
-        if gate is not None and "compile_warmup" in self.result.environment:
-            self.result.environment["compile_warmup"]["candidate_waited_s"] = gate.get("waited_s")
+        warmup = self.result.environment.get("compile_warmup")
+        if warmup is not None:
+            if gate is not None:
+                warmup["candidate_waited_s"] = gate.get("waited_s")
+            # The judge timed the model the warm-up compiled rather than compile it again.
+            warmup["compiled_model_kept"] = any(
+                m.get("compile_warmed") for m in judge.messages if m.get("event") == "baselines"
+            )
         if judge.last("done") is None:
             return self._judge_failed(judge)
         self._store_baselines(judge)

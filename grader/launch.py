@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader import analyses, hostinfo, preludes, prepared
+from grader import analyses, bytecode, hostinfo, preludes, prepared
 from grader.baselines import compile_cached
 from grader.options import EvaluateOptions, isolating_sandbox
 from grader.scratch import new_private_folder, private_scratch, scratch_root
@@ -206,6 +206,7 @@ class Launcher:
             self.options.scratch_dir,
             self.options.warm_judge,
             self.options.judge_kernel_cache,
+            self.options.compile_threads,
         )
 
     def new_scratch(self) -> Path:
@@ -242,6 +243,9 @@ class Launcher:
             extra["TORCHINDUCTOR_CACHE_DIR"] = str(
                 Path(self.options.judge_kernel_cache) / "inductor"
             )
+            if self.options.compile_threads:
+                extra["TORCHINDUCTOR_COMPILE_THREADS"] = str(self.options.compile_threads)
+            extra.update(bytecode.child_env(self.options.judge_kernel_cache))
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""

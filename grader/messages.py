@@ -153,6 +153,7 @@ class Baselines(TypedDict, total=False):
     eager_ms: list[float]
     compile_ms: list[float]
     sota_ms: list[float]
+    compile_warmed: bool  # the compiled model the command line's warm-up left (roles/judge.py)
 
 
 class BaselineError(TypedDict, total=False):

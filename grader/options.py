@@ -37,6 +37,13 @@ class EvaluateOptions:
     # The catalogues a task given by slug is looked up in.
     catalogs: tuple[str, ...] = field(default_factory=environment.catalog_dirs)
     compile_baseline: bool = True
+    # Inductor's compile workers for torch.compile's baseline (TORCHINDUCTOR_COMPILE_THREADS in
+    # the judge's child, the warm-up's and the warm judge's). 1 compiles in the child's own
+    # process: a pool starts up to 32 workers that each import torch and inductor, seconds of
+    # every core while the candidate and the probe start beside it, and a level-1 baseline has
+    # one to three kernels to compile (docs/grading-pipeline.md, "The compile baseline's
+    # cold start"). 0: torch's own choice (a worker per core, at most 32).
+    compile_threads: int = field(default_factory=environment.compile_threads)
     # The operator's development switch (sandbox.UNSAFE_SWITCH, read when the options are made):
     # without it the candidate runs only in a sandbox that isolates, and grading stops with an
     # error where none works.
@@ -97,6 +104,8 @@ class EvaluateOptions:
             self.gpu_memory_share = min(self.gpu_memory_share, 1.0 / self.evaluations_per_gpu)
         if self.judge_cache_bytes < 0:
             raise ValueError(f"judge_cache_bytes must be 0 or more, not {self.judge_cache_bytes}")
+        if self.compile_threads < 0:
+            raise ValueError(f"compile_threads must be 0 or more, not {self.compile_threads}")
         if self.prepared_ahead < 0:
             raise ValueError(f"prepared_ahead must be 0 or more, not {self.prepared_ahead}")
 

@@ -7,9 +7,10 @@ solution; the child serves its job after it (child.prepared_main).
   command line did; the analysis then needs only torch's meta kernels.
 - warmup (in the judge's child): the task's reference compiled by torch.compile on the visible
   shape's first timing set, exactly as the judge's compile baseline is compiled later
-  (roles/judge.py), so that the judge's compile finds inductor's and Triton's caches filled.
-  It runs the reference on the GPU: the grading process holds the candidate's timing until it
-  has ended (preludes.py).
+  (roles/judge.py). The judge's job, in the same child, times that compiled model (where its
+  weights are small) or compiles again from inductor's and Triton's filled caches. It runs the
+  reference on the GPU: the grading process holds the candidate's timing until it has ended
+  (preludes.py).
 """
 
 import hashlib
@@ -23,7 +24,13 @@ from grader import channel
 from grader.cases import timing_input_sets
 from grader.modules import apply_shape, load_module
 from grader.roles.common import INIT_SEED, release_device_memory, sync
-from grader.roles.judge import compiled_baseline
+from grader.roles.judge import (
+    WARMED,
+    WARMED_MAX_BYTES,
+    compiled_baseline,
+    state_bytes,
+    warmed_key,
+)
 
 
 def run_analyse(job: dict[str, Any]) -> None:
@@ -55,6 +62,9 @@ def run_warmup(job: dict[str, Any]) -> None:
     sets = timing_input_sets(reference, job["shape"], device)
     compiled = compiled_baseline(model, sets[0])
     sync(device)
+    if state_bytes(model) <= WARMED_MAX_BYTES:
+        # Left for the judge's job in this child (roles/judge.py): it times it as it is.
+        WARMED[warmed_key(Path(job["reference_path"]), job["shape"], device)] = compiled
     del compiled, model, sets
     release_device_memory(device)
     channel.send("warmed", seconds=round(time.monotonic() - started, 3))

@@ -14,6 +14,7 @@ from grader import prepared as prepared_module
 from grader.baselines import baseline_key, cache_store, compile_cached
 from grader.cli import main as cli_main
 from grader.launch import Launcher
+from grader.roles import judge as judge_role
 from grader.roles import prelude
 from grader.taskspec import TaskError, load_kernelbench_file
 from sandboxes.backends import bwrap_usable
@@ -127,6 +128,70 @@ def test_the_childs_analysis_refuses_a_problem_in_the_grading_processs_words(tmp
     with pytest.raises(TaskError) as taken:
         load_kernelbench_file(broken, lambda path: report)
     assert str(taken.value) == str(refused.value)
+
+
+WEIGHTED = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+features = 8
+
+
+def get_inputs():
+    return [torch.randn(4, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+
+
+@pytest.fixture
+def warmed(monkeypatch):
+    """The warm-up's compiled models (roles/judge.py WARMED), with torch.compile stood in for:
+    what is kept and under which key is the warm-up's, not inductor's."""
+    monkeypatch.setattr(judge_role, "WARMED", {})
+    monkeypatch.setattr(prelude, "WARMED", judge_role.WARMED)
+    monkeypatch.setattr(prelude, "compiled_baseline", lambda model, first_set: ("compiled", model))
+    monkeypatch.setattr(channel, "send", lambda event, **fields: None)
+    return judge_role.WARMED
+
+
+def test_the_warm_up_leaves_its_compiled_model_for_the_judge_of_the_same_bytes_and_shape(
+    tmp_path, warmed
+):
+    reference = tmp_path / "reference.py"
+    reference.write_text(WEIGHTED)
+    prelude.run_warmup({**warmup_job(reference), "shape": {"features": 16}})
+    [(key, (label, model))] = warmed.items()
+    assert label == "compiled" and model.linear.in_features == 16
+    # The judge finds it by the reference's bytes wherever its copy lies, its shape and device.
+    copy = tmp_path / "judge" / "reference.py"
+    copy.parent.mkdir()
+    copy.write_text(WEIGHTED)
+    assert judge_role.warmed_key(copy, {"features": 16}, "cpu") == key
+    assert judge_role.warmed_key(copy, {"features": 8}, "cpu") != key
+    assert judge_role.warmed_key(copy, {"features": 16}, "cuda") != key
+    copy.write_text(WEIGHTED.replace("features = 8", "features = 9"))
+    assert judge_role.warmed_key(copy, {"features": 16}, "cpu") != key
+
+
+def test_a_warm_up_of_a_model_with_large_weights_keeps_nothing(tmp_path, warmed, monkeypatch):
+    reference = tmp_path / "reference.py"
+    reference.write_text(WEIGHTED)
+    # 16 x 16 weights and 16 biases in float32: 1,088 bytes, over a 1,000-byte bound.
+    monkeypatch.setattr(prelude, "WARMED_MAX_BYTES", 1000)
+    prelude.run_warmup({**warmup_job(reference), "shape": {"features": 16}})
+    assert warmed == {}
 
 
 def test_an_analysis_of_other_bytes_is_not_taken(tmp_path):

@@ -36,6 +36,8 @@ def assert_warmed_before_timing(result: dict) -> None:
     assert warmup["compile_s"] > 0
     # The candidate reached its gate and was timed after the warm-up had ended.
     assert warmup["candidate_waited_s"] is not None and warmup["candidate_waited_s"] >= 0
+    # The judge timed the model the warm-up compiled, in the same child, without compiling again.
+    assert warmup["compiled_model_kept"] is True, warmup
     seen = [row for row in result["per_shape"] if row["seen"]]
     assert seen and all(row["compile_ms"] and row["candidate_ms"] for row in seen)
 

@@ -1,0 +1,76 @@
+"""A bytecode cache for the grader's own processes, where the installed torch ships none.
+
+pip writes each module's bytecode beside its source when it installs a package, and Python reads
+it there. Some images have none and forbid writing it (PYTHONDONTWRITEBYTECODE=1, common in
+Dockerfiles): there every process compiles every module it imports from source, every time.
+Measured on one such GPU host (2026-11-28, bench/results/README.md "eighth step"): `import torch`
+4.2 s, and torch.compile's compiler stack (torch._dynamo, inductor, sympy) 6-10 s more, where
+the compile itself took 3 s.
+
+Where torch's own bytecode is missing, the grader's trusted processes (the grading process, the
+probe's and the judge's children, the compile warm-up, the warm judge) keep the bytecode they
+compile in a folder of the grader's (PYTHONPYCACHEPREFIX, `sys.pycache_prefix`): the judge's
+kernel cache's `bytecode`, beside its Triton and inductor caches and as far out of a candidate's
+reach. The host's first evaluation compiles as before; the next ones read it. The installed
+packages' folders are never written, and where bytecode is installed nothing changes. A
+candidate's child never writes or reads it: it imports as it always did.
+
+A folder the user names with PYTHONPYCACHEPREFIX is the grader's too.
+"""
+
+import functools
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+PREFIX_VARIABLE = "PYTHONPYCACHEPREFIX"
+FOLDER_NAME = "bytecode"
+
+
+@functools.cache
+def installed_without_bytecode(module: str = "torch") -> bool:
+    """Whether `module`'s package has no bytecode beside its source (found without importing
+    it). A module that is not installed, or has no source, is not missing any."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return False
+    source = Path(spec.origin)
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return False
+    return not (source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc").is_file()
+
+
+def folder(judge_kernel_cache: str) -> Path:
+    """Where the grader keeps the bytecode it compiles: the user's own prefix, else its own."""
+    named = os.environ.get(PREFIX_VARIABLE)
+    return Path(named) if named else Path(judge_kernel_cache) / FOLDER_NAME
+
+
+def child_env(judge_kernel_cache: str) -> dict[str, str]:
+    """The variables a trusted child needs to keep and read its bytecode in the grader's folder;
+    none where the installed torch has its own. An empty PYTHONDONTWRITEBYTECODE is unset, for
+    Python."""
+    if not installed_without_bytecode():
+        return {}
+    return {PREFIX_VARIABLE: str(folder(judge_kernel_cache)), "PYTHONDONTWRITEBYTECODE": ""}
+
+
+def use_here(judge_kernel_cache: str) -> bool:
+    """This process's later imports keep and read their bytecode in the grader's folder, where
+    the installed torch has none (the command line, before its own import of torch). True where
+    it does."""
+    if not installed_without_bytecode():
+        return False
+    path = folder(judge_kernel_cache)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a folder that cannot be made leaves the imports as they were
+        return False
+    sys.pycache_prefix = str(path)
+    sys.dont_write_bytecode = False
+    return True

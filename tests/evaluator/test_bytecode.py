@@ -1,0 +1,132 @@
+"""The grader's bytecode cache (grader/bytecode.py) where the installed torch ships no bytecode,
+and the compile workers its trusted children are given (EvaluateOptions.compile_threads)."""
+
+import py_compile
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import EvaluateOptions, bytecode
+from grader.launch import Launcher
+from sandboxes.backends import scrubbed_env
+
+
+@pytest.fixture
+def no_bytecode(monkeypatch):
+    monkeypatch.delenv(bytecode.PREFIX_VARIABLE, raising=False)
+    monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": True)
+
+
+def package(tmp_path, name):
+    root = tmp_path / "site"
+    (root / name).mkdir(parents=True)
+    source = root / name / "__init__.py"
+    source.write_text("VALUE = 41 + 1\n")
+    return root, source
+
+
+def test_a_package_without_bytecode_beside_its_source_is_found_without_importing_it(
+    tmp_path, monkeypatch
+):
+    root, source = package(tmp_path, "shipped_bare")
+    monkeypatch.syspath_prepend(str(root))
+    assert bytecode.installed_without_bytecode("shipped_bare") is True
+    assert "shipped_bare" not in sys.modules
+    # The same package as pip leaves it: its bytecode beside the source.
+    root, source = package(tmp_path / "other", "shipped_compiled")
+    monkeypatch.syspath_prepend(str(root))
+    py_compile.compile(str(source), cfile=None, doraise=True)
+    assert bytecode.installed_without_bytecode("shipped_compiled") is False
+    assert bytecode.installed_without_bytecode("no_such_package_here") is False
+    assert bytecode.installed_without_bytecode("sys") is False  # built in: no source at all
+
+
+def test_where_bytecode_is_installed_the_children_and_this_process_are_left_alone(monkeypatch):
+    monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": False)
+    assert bytecode.child_env("/cache/judge-kernels") == {}
+    assert bytecode.use_here("/cache/judge-kernels") is False
+    env = Launcher("cpu", "", EvaluateOptions()).env(Path("/tmp/slot"), "judge")
+    assert bytecode.PREFIX_VARIABLE not in env
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+def test_trusted_children_keep_their_bytecode_in_the_graders_folder_and_candidates_do_not(
+    tmp_path, no_bytecode
+):
+    options = EvaluateOptions(judge_kernel_cache=str(tmp_path / "judge-kernels"))
+    launcher = Launcher("cpu", "", options)
+    folder = str(tmp_path / "judge-kernels" / "bytecode")
+    for role in ("judge", "probe"):
+        env = launcher.env(tmp_path / role, role)
+        assert env[bytecode.PREFIX_VARIABLE] == folder
+        assert env["PYTHONDONTWRITEBYTECODE"] == ""
+    candidate = launcher.env(tmp_path / "candidate", "candidate")
+    assert bytecode.PREFIX_VARIABLE not in candidate
+    assert candidate["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert "TORCHINDUCTOR_COMPILE_THREADS" not in candidate
+
+
+def test_a_prefix_the_user_names_is_the_graders_folder(tmp_path, monkeypatch, no_bytecode):
+    monkeypatch.setenv(bytecode.PREFIX_VARIABLE, str(tmp_path / "mine"))
+    assert bytecode.child_env("/cache/judge-kernels")[bytecode.PREFIX_VARIABLE] == str(
+        tmp_path / "mine"
+    )
+
+
+def test_a_child_given_the_variables_writes_its_bytecode_there_and_not_beside_the_source(
+    tmp_path, monkeypatch, no_bytecode
+):
+    root, source = package(tmp_path, "bare_module")
+    # The image forbids bytecode for every process; the grader's variables lift it for its own.
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = scrubbed_env(
+        {**bytecode.child_env(str(tmp_path / "judge-kernels")), "PYTHONPATH": str(root)},
+        home=tmp_path,
+    )
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", "import bare_module; print(bare_module.VALUE)"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout.strip() == "42"
+    assert not (source.parent / "__pycache__").exists()
+    # Kept in the folder, in a tree that mirrors the source's own path.
+    prefix = tmp_path / "judge-kernels" / "bytecode"
+    tag = sys.implementation.cache_tag
+    assert (prefix / source.parent.relative_to("/") / f"__init__.{tag}.pyc").is_file()
+    # Without the grader's variables the same process writes nothing anywhere.
+    plain = scrubbed_env({"PYTHONPATH": str(root)}, home=tmp_path)
+    subprocess.run([sys.executable, "-c", "import bare_module"], env=plain, check=True)
+    assert not (source.parent / "__pycache__").exists()
+
+
+def test_the_command_lines_own_imports_use_the_folder(tmp_path, monkeypatch, no_bytecode):
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert bytecode.use_here(str(tmp_path / "judge-kernels")) is True
+    assert sys.pycache_prefix == str(tmp_path / "judge-kernels" / "bytecode")
+    assert sys.dont_write_bytecode is False
+    assert (tmp_path / "judge-kernels" / "bytecode").is_dir()
+
+
+def test_the_judges_compile_workers_are_the_options(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARENA_GRADER_COMPILE_THREADS", raising=False)
+    assert EvaluateOptions().compile_threads == 1
+    judge = Launcher("cpu", "", EvaluateOptions()).env(tmp_path, "judge")
+    assert judge["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
+    # 0: torch's own choice, so nothing is set.
+    own = Launcher("cpu", "", EvaluateOptions(compile_threads=0)).env(tmp_path, "judge")
+    assert "TORCHINDUCTOR_COMPILE_THREADS" not in own
+    monkeypatch.setenv("ARENA_GRADER_COMPILE_THREADS", "4")
+    assert EvaluateOptions().compile_threads == 4
+    for bad in ("-1", "many"):
+        monkeypatch.setenv("ARENA_GRADER_COMPILE_THREADS", bad)
+        with pytest.raises(ValueError, match="ARENA_GRADER_COMPILE_THREADS"):
+            EvaluateOptions()
+    with pytest.raises(ValueError, match="compile_threads"):
+        EvaluateOptions(compile_threads=-2)
