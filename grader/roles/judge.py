@@ -3,7 +3,6 @@ compares the candidate's, and times the eager reference and torch.compile where 
 
 import copy
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -308,8 +307,7 @@ def _judge_baselines(
     warmed = False
     if job.get("compile_baseline") and not (cached and cached.get("compile_ms")):
         try:
-            key = warmed_key(Path(job["reference_path"]), shape, job["device"])
-            compiled = WARMED.pop(key, None)
+            compiled = take_warmed(Path(job["reference_path"]), shape, job["device"])
             warmed = compiled is not None
             if compiled is None:
                 compiled = compiled_baseline(model, sets[0])
@@ -335,17 +333,30 @@ def _judge_baselines(
 # The command line's compile warm-up (roles/prelude.py) runs in this same child before its judge
 # job, and leaves its compiled baseline here: compiled again, the same graph would cost dynamo's
 # trace, inductor's cache lookups and the generated code's load (2.3 s of level1/88 GELU's judge
-# on an H200). Keyed by the reference's bytes, the shape and the device, and taken once: the
-# same source, shape and seed build the same model the judge would compile. A warm-up whose
-# model holds more than WARMED_MAX_BYTES of weights keeps nothing, so that the candidate's run
-# has the GPU's memory as before.
-WARMED: dict[tuple[str, str, str], Any] = {}
+# on an H200). Kept per reference bytes and device with the reference module it was built from,
+# and taken where that module's constants are the shape the judge times: the same source,
+# constants and seed build the same model the judge would compile (a KernelBench file's warm-up,
+# handed before its analysis, runs on the file's own constants, which the analysis names). A
+# warm-up whose model holds more than WARMED_MAX_BYTES of weights keeps nothing, so that the
+# candidate's run has the GPU's memory as before.
+WARMED: dict[tuple[str, str], tuple[Any, Any]] = {}
 WARMED_MAX_BYTES = 256 * 1024**2
 
 
-def warmed_key(reference_path: Path, shape: dict[str, Any], device: str) -> tuple[str, str, str]:
-    digest = hashlib.sha256(reference_path.read_bytes()).hexdigest()
-    return digest, json.dumps(shape, sort_keys=True), device
+def warmed_key(reference_path: Path, device: str) -> tuple[str, str]:
+    return hashlib.sha256(reference_path.read_bytes()).hexdigest(), device
+
+
+def take_warmed(reference_path: Path, shape: dict[str, Any], device: str) -> Any:
+    """The warm-up's compiled model for this reference and shape; None where there is none."""
+    found = WARMED.pop(warmed_key(reference_path, device), None)
+    if found is None:
+        return None
+    module, compiled = found
+    missing = object()
+    if any(getattr(module, name, missing) != value for name, value in shape.items()):
+        return None
+    return compiled
 
 
 def state_bytes(model: Any) -> int:

@@ -64,7 +64,7 @@ def run_warmup(job: dict[str, Any]) -> None:
     sync(device)
     if state_bytes(model) <= WARMED_MAX_BYTES:
         # Left for the judge's job in this child (roles/judge.py): it times it as it is.
-        WARMED[warmed_key(Path(job["reference_path"]), job["shape"], device)] = compiled
+        WARMED[warmed_key(Path(job["reference_path"]), device)] = (reference, compiled)
     del compiled, model, sets
     release_device_memory(device)
     channel.send("warmed", seconds=round(time.monotonic() - started, 3))

@@ -166,23 +166,41 @@ def warmed(monkeypatch):
     return judge_role.WARMED
 
 
+def warm_up(tmp_path, shape):
+    reference = tmp_path / "reference.py"
+    reference.write_text(WEIGHTED)
+    prelude.run_warmup({**warmup_job(reference), "shape": shape})
+    copy = tmp_path / "judge" / "reference.py"  # the judge's copy of the same bytes
+    copy.parent.mkdir(exist_ok=True)
+    copy.write_text(WEIGHTED)
+    return copy
+
+
 def test_the_warm_up_leaves_its_compiled_model_for_the_judge_of_the_same_bytes_and_shape(
     tmp_path, warmed
 ):
-    reference = tmp_path / "reference.py"
-    reference.write_text(WEIGHTED)
-    prelude.run_warmup({**warmup_job(reference), "shape": {"features": 16}})
-    [(key, (label, model))] = warmed.items()
+    copy = warm_up(tmp_path, {"features": 16})
+    [(label, model)] = [compiled for module, compiled in warmed.values()]
     assert label == "compiled" and model.linear.in_features == 16
-    # The judge finds it by the reference's bytes wherever its copy lies, its shape and device.
-    copy = tmp_path / "judge" / "reference.py"
-    copy.parent.mkdir()
-    copy.write_text(WEIGHTED)
-    assert judge_role.warmed_key(copy, {"features": 16}, "cpu") == key
-    assert judge_role.warmed_key(copy, {"features": 8}, "cpu") != key
-    assert judge_role.warmed_key(copy, {"features": 16}, "cuda") != key
-    copy.write_text(WEIGHTED.replace("features = 8", "features = 9"))
-    assert judge_role.warmed_key(copy, {"features": 16}, "cpu") != key
+    # Another device, or other constants, and the judge compiles its own.
+    assert judge_role.take_warmed(copy, {"features": 16}, "cuda") is None
+    assert judge_role.take_warmed(copy, {"features": 8}, "cpu") is None
+    # Taken once: the judge asked for it above with other constants, so it is gone.
+    assert judge_role.take_warmed(copy, {"features": 16}, "cpu") is None
+    warm_up(tmp_path, {"features": 16})
+    label, model = judge_role.take_warmed(copy, {"features": 16}, "cpu")
+    assert label == "compiled" and model.linear.in_features == 16
+    assert warmed == {}
+
+
+def test_a_warm_up_on_the_files_own_constants_serves_the_shape_its_analysis_names(tmp_path, warmed):
+    # A KernelBench file's warm-up is handed before its analysis: its shape is the file's own.
+    copy = warm_up(tmp_path, {})
+    assert judge_role.take_warmed(copy, {"features": 8}, "cpu")[0] == "compiled"
+    warm_up(tmp_path, {})
+    changed = tmp_path / "other.py"
+    changed.write_text(WEIGHTED.replace("features = 8", "features = 9"))
+    assert judge_role.take_warmed(changed, {"features": 9}, "cpu") is None
 
 
 def test_a_warm_up_of_a_model_with_large_weights_keeps_nothing(tmp_path, warmed, monkeypatch):
