@@ -12,7 +12,10 @@ probe's and the judge's children, the compile warm-up, the warm judge) keep the 
 compile in a folder of the grader's (PYTHONPYCACHEPREFIX, `sys.pycache_prefix`): the judge's
 kernel cache's `bytecode`, beside its Triton and inductor caches and as far out of a candidate's
 reach. The host's first evaluation compiles as before; the next ones read it. The installed
-packages' folders are never written, and where bytecode is installed nothing changes. A
+packages' folders are never written, and where bytecode is installed nothing changes. Only
+installed modules' bytecode is kept: a task's file loaded by path (modules.load_module, each
+evaluation's copy of the reference) keeps none, so the folder holds one file per installed
+module the grader imports, however many evaluations run. A
 candidate's child never writes or reads it: it imports as it always did.
 
 A folder the user names with PYTHONPYCACHEPREFIX is the grader's too.

@@ -21,7 +21,16 @@ def load_module(path: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     # Registered before exec so dataclasses, pickling and triton.jit can find the module.
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    # No bytecode kept for it: a task's or a solution's file lies in a folder of one evaluation
+    # (a copy in its scratch folder), so its bytecode would never be read again, and a process
+    # that keeps bytecode in the grader's folder (bytecode.py) would fill it with one file per
+    # evaluation.
+    keeping = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = keeping
     source = Path(path).read_text(encoding="utf-8")
     setattr(module, _TREE, ast.parse(source, filename=str(path)))
     setattr(module, _APPLIED, {})

@@ -10,6 +10,7 @@ import pytest
 
 from grader import EvaluateOptions, bytecode
 from grader.launch import Launcher
+from grader.modules import load_module
 from sandboxes.backends import scrubbed_env
 
 
@@ -130,3 +131,20 @@ def test_the_judges_compile_workers_are_the_options(tmp_path, monkeypatch):
             EvaluateOptions()
     with pytest.raises(ValueError, match="compile_threads"):
         EvaluateOptions(compile_threads=-2)
+
+
+def test_a_task_file_loaded_by_path_leaves_no_bytecode_anywhere(tmp_path, monkeypatch):
+    # A trusted child keeping bytecode in the grader's folder loads each evaluation's copy of
+    # the reference: one file per evaluation there, never read again, if it kept them.
+    prefix = tmp_path / "bytecode"
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    folder = tmp_path / "arena-eval-1" / "judge"
+    folder.mkdir(parents=True)
+    reference = folder / "reference.py"
+    reference.write_text("VALUE = 6 * 7\n")
+    monkeypatch.delitem(sys.modules, "reference_by_path", raising=False)
+    assert load_module(reference, "reference_by_path").VALUE == 42
+    assert not prefix.exists() or not list(prefix.rglob("*.pyc"))
+    assert not (folder / "__pycache__").exists()
+    assert sys.dont_write_bytecode is False  # the process's own imports keep theirs
