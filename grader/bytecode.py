@@ -10,15 +10,23 @@ the compile itself took 3 s.
 Where torch's own bytecode is missing, the grader's trusted processes (the grading process, the
 probe's and the judge's children, the compile warm-up, the warm judge) keep the bytecode they
 compile in a folder of the grader's (PYTHONPYCACHEPREFIX, `sys.pycache_prefix`): the judge's
-kernel cache's `bytecode`, beside its Triton and inductor caches and as far out of a candidate's
-reach. The host's first evaluation compiles as before; the next ones read it. The installed
-packages' folders are never written, and where bytecode is installed nothing changes. Only
-installed modules' bytecode is kept: a task's file loaded by path (modules.load_module, each
-evaluation's copy of the reference) keeps none, so the folder holds one file per installed
-module the grader imports, however many evaluations run. A
-candidate's child never writes or reads it: it imports as it always did.
+kernel cache's `bytecode`, beside its Triton and inductor caches. The host's first evaluation
+compiles as before; the next ones read it. The installed packages' folders are never written,
+and where bytecode is installed nothing changes. Only installed modules' bytecode is kept: a
+task's file loaded by path (modules.load_module, each evaluation's copy of the reference) keeps
+none, so the folder holds one file per installed module the grader imports, however many
+evaluations run.
 
-A folder the user names with PYTHONPYCACHEPREFIX is the grader's too.
+A candidate's child (and the decoy test's) reads the folder, bound read-only into its sandbox,
+where it runs this host's interpreter (bwrap, the process backend) and the trusted processes
+have kept torch's bytecode there. It keeps PYTHONDONTWRITEBYTECODE, so it writes nothing, and
+what it reads is the bytecode of installed modules whose source it can read anyway; the
+folder is all it sees of the judge's kernel cache. Before torch's bytecode is there (the host's
+first evaluation) it is given nothing: with a prefix, Python would also pass over the standard
+library's own bytecode.
+
+A folder the user names with PYTHONPYCACHEPREFIX is the grader's trusted processes' too, but
+never a candidate's: it may hold the bytecode of the user's own programs.
 """
 
 import functools
@@ -61,6 +69,25 @@ def child_env(judge_kernel_cache: str) -> dict[str, str]:
     if not installed_without_bytecode():
         return {}
     return {PREFIX_VARIABLE: str(folder(judge_kernel_cache)), "PYTHONDONTWRITEBYTECODE": ""}
+
+
+def kept_for_reading(judge_kernel_cache: str) -> Path | None:
+    """The grader's own folder, for a candidate to read, where the installed torch has no
+    bytecode of its own and a trusted process has kept torch's there; None otherwise, and None
+    where the user names a folder of their own (PYTHONPYCACHEPREFIX)."""
+    if not installed_without_bytecode() or os.environ.get(PREFIX_VARIABLE):
+        return None
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin or sys.implementation.cache_tag is None:
+        return None
+    source = Path(spec.origin)
+    path = folder(judge_kernel_cache)
+    kept = (
+        path
+        / source.parent.relative_to(source.anchor)
+        / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+    )
+    return path if kept.is_file() else None
 
 
 def use_here(judge_kernel_cache: str) -> bool:

@@ -246,6 +246,10 @@ class Launcher:
             if self.options.compile_threads:
                 extra["TORCHINDUCTOR_COMPILE_THREADS"] = str(self.options.compile_threads)
             extra.update(bytecode.child_env(self.options.judge_kernel_cache))
+        elif (kept := self._bytecode_to_read(role)) is not None:
+            # Read, never written: the child keeps PYTHONDONTWRITEBYTECODE, and the folder is
+            # bound read-only (readable()).
+            extra[bytecode.PREFIX_VARIABLE] = str(kept)
         if self.device == "cpu":
             extra["TRITON_INTERPRET"] = "1"
             extra["CUDA_VISIBLE_DEVICES"] = ""
@@ -253,14 +257,34 @@ class Launcher:
         # child's start does not wait for the GPU to be asked its compute capability.
         return scrubbed_env(extra, home=workdir)
 
+    def _bytecode_to_read(self, role: str) -> Path | None:
+        """The grader's bytecode folder (bytecode.py), for a sandboxed child that runs this
+        host's own interpreter (bwrap, or the process backend; a container has its own) once
+        the trusted processes have kept torch's bytecode there; None elsewhere."""
+        if role not in SANDBOXED_ROLES:
+            return None
+        try:
+            name = self.sandbox(sandboxed=True).name
+        except SandboxError:
+            return None
+        if name not in ("bwrap", "process"):
+            return None
+        return bytecode.kept_for_reading(self.options.judge_kernel_cache)
+
+    def readable(self, role: str) -> tuple[Path, ...]:
+        """What a child may read besides the system and Python: the grader's code, and for a
+        sandboxed child the grader's bytecode folder where it reads it."""
+        kept = self._bytecode_to_read(role)
+        return CHILD_CODE if kept is None else (*CHILD_CODE, kept)
+
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only)."""
-        return self.sandbox(sandboxed=role == "candidate").start(
+        return self.sandbox(sandboxed=role in SANDBOXED_ROLES).start(
             [sys.executable, "-m", "grader.child", "--prepared", role],
             workdir=workdir,
             env=self.env(workdir, role),
             limits=self.limits(),
-            readable=CHILD_CODE,
+            readable=self.readable(role),
             prepared=True,
         )
 
@@ -287,10 +311,10 @@ class Launcher:
         backend's own run(), to its end."""
         sandbox = self.sandbox(sandboxed=role in SANDBOXED_ROLES)
         argv = [sys.executable, "-m", "grader.child", str(workdir / "job.json")]
-        env, limits = self.env(workdir, role), self.limits()
+        env, limits, readable = self.env(workdir, role), self.limits(), self.readable(role)
         if not sandbox.preparable:
-            return sandbox.run(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
-        running = sandbox.start(argv, workdir=workdir, env=env, limits=limits, readable=CHILD_CODE)
+            return sandbox.run(argv, workdir=workdir, env=env, limits=limits, readable=readable)
+        running = sandbox.start(argv, workdir=workdir, env=env, limits=limits, readable=readable)
         return running.wait(self.options.timeout_s, self.options.stop)
 
     def limits(self) -> Limits:

@@ -1,6 +1,8 @@
 """The grader's bytecode cache (grader/bytecode.py) where the installed torch ships no bytecode,
 and the compile workers its trusted children are given (EvaluateOptions.compile_threads)."""
 
+import importlib.util
+import json
 import py_compile
 import subprocess
 import sys
@@ -9,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from grader import EvaluateOptions, bytecode
-from grader.launch import Launcher
+from grader.launch import CHILD_CODE, Launcher
 from grader.modules import load_module
-from sandboxes.backends import scrubbed_env
+from sandboxes.backends import Limits, bwrap_usable, scrubbed_env
 
 
 @pytest.fixture
@@ -53,9 +55,7 @@ def test_where_bytecode_is_installed_the_children_and_this_process_are_left_alon
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
 
 
-def test_trusted_children_keep_their_bytecode_in_the_graders_folder_and_candidates_do_not(
-    tmp_path, no_bytecode
-):
+def test_trusted_children_keep_their_bytecode_in_the_graders_folder(tmp_path, no_bytecode):
     options = EvaluateOptions(judge_kernel_cache=str(tmp_path / "judge-kernels"))
     launcher = Launcher("cpu", "", options)
     folder = str(tmp_path / "judge-kernels" / "bytecode")
@@ -148,3 +148,112 @@ def test_a_task_file_loaded_by_path_leaves_no_bytecode_anywhere(tmp_path, monkey
     assert not prefix.exists() or not list(prefix.rglob("*.pyc"))
     assert not (folder / "__pycache__").exists()
     assert sys.dont_write_bytecode is False  # the process's own imports keep theirs
+
+
+def keep_torchs_bytecode(judge_kernel_cache: Path) -> Path:
+    """What a trusted process leaves in the grader's folder once it has imported torch."""
+    spec = importlib.util.find_spec("torch")
+    source = Path(spec.origin)
+    tag = sys.implementation.cache_tag
+    folder = judge_kernel_cache / "bytecode"
+    kept = folder / source.parent.relative_to("/") / f"{source.stem}.{tag}.pyc"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"kept by a trusted process")
+    return kept
+
+
+def test_a_candidate_reads_the_folder_only_once_torchs_bytecode_is_kept_there(
+    tmp_path, no_bytecode
+):
+    cache = tmp_path / "judge-kernels"
+    launcher = Launcher(
+        "cpu",
+        "",
+        EvaluateOptions(judge_kernel_cache=str(cache), sandbox="process", allow_unisolated=True),
+    )
+    # The host's first evaluation: nothing kept yet, so nothing given.
+    assert bytecode.PREFIX_VARIABLE not in launcher.env(tmp_path, "candidate")
+    assert launcher.readable("candidate") == CHILD_CODE
+    keep_torchs_bytecode(cache)
+    for role in ("candidate", "decoy"):
+        env = launcher.env(tmp_path / role, role)
+        assert env[bytecode.PREFIX_VARIABLE] == str(cache / "bytecode")
+        assert env["PYTHONDONTWRITEBYTECODE"] == "1"  # read, never written
+        assert launcher.readable(role) == (*CHILD_CODE, cache / "bytecode")
+    # The trusted children keep writing it; they are never given it as a read-only extra.
+    assert launcher.readable("judge") == CHILD_CODE
+
+
+def test_a_folder_the_user_names_is_never_a_candidates(tmp_path, monkeypatch, no_bytecode):
+    cache = tmp_path / "judge-kernels"
+    keep_torchs_bytecode(cache)
+    monkeypatch.setenv(bytecode.PREFIX_VARIABLE, str(cache / "bytecode"))
+    launcher = Launcher(
+        "cpu",
+        "",
+        EvaluateOptions(judge_kernel_cache=str(cache), sandbox="process", allow_unisolated=True),
+    )
+    assert bytecode.PREFIX_VARIABLE not in launcher.env(tmp_path, "candidate")
+    assert launcher.readable("candidate") == CHILD_CODE
+
+
+def test_where_bytecode_is_installed_a_candidate_is_given_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": False)
+    cache = tmp_path / "judge-kernels"
+    keep_torchs_bytecode(cache)
+    launcher = Launcher(
+        "cpu",
+        "",
+        EvaluateOptions(judge_kernel_cache=str(cache), sandbox="process", allow_unisolated=True),
+    )
+    assert bytecode.PREFIX_VARIABLE not in launcher.env(tmp_path, "candidate")
+    assert launcher.readable("candidate") == CHILD_CODE
+
+
+SANDBOXED_CHECK = """
+import json, os, sys
+def attempt(action):
+    try:
+        action()
+        return "ok"
+    except OSError as exc:
+        return type(exc).__name__
+kept, secret = sys.argv[1], sys.argv[2]
+report = {
+    "prefix": sys.pycache_prefix,
+    "dont_write": sys.dont_write_bytecode,
+    "read_kept": attempt(lambda: open(kept, "rb").read()),
+    "write_beside": attempt(lambda: open(kept + ".new", "wb").write(b"x")),
+    "overwrite": attempt(lambda: open(kept, "wb").write(b"x")),
+    "read_kernels": attempt(lambda: open(secret).read()),
+}
+json.dump(report, open("report.json", "w"))
+"""
+
+
+@pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot create namespaces here")
+def test_in_bwrap_a_candidate_reads_the_folder_and_can_change_nothing_nor_see_the_kernels(
+    tmp_path, no_bytecode
+):
+    cache = tmp_path / "judge-kernels"
+    kept = keep_torchs_bytecode(cache)
+    secret = cache / "triton" / "kernel.cubin"  # the judge's kernels, beside the folder
+    secret.parent.mkdir(parents=True)
+    secret.write_text("the judge's")
+    launcher = Launcher("cpu", "", EvaluateOptions(judge_kernel_cache=str(cache), sandbox="bwrap"))
+    workdir = tmp_path / "candidate"
+    workdir.mkdir()
+    outcome = launcher.sandbox(sandboxed=True).run(
+        [sys.executable, "-c", SANDBOXED_CHECK, str(kept), str(secret)],
+        workdir=workdir,
+        env=launcher.env(workdir, "candidate"),
+        limits=Limits(timeout_s=60),
+        readable=launcher.readable("candidate"),
+    )
+    assert outcome.returncode == 0, outcome.log_path.read_text()
+    report = json.loads((workdir / "report.json").read_text())
+    assert report["prefix"] == str(cache / "bytecode") and report["dont_write"] is True
+    assert report["read_kept"] == "ok"
+    assert report["write_beside"] != "ok" and report["overwrite"] != "ok"
+    assert report["read_kernels"] == "FileNotFoundError"
+    assert kept.read_bytes() == b"kept by a trusted process"
