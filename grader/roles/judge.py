@@ -332,13 +332,13 @@ def _judge_baselines(
 
 # The command line's compile warm-up (roles/prelude.py) runs in this same child before its judge
 # job, and leaves its compiled baseline here: compiled again, the same graph would cost dynamo's
-# trace, inductor's cache lookups and the generated code's load (2.3 s of level1/88 GELU's judge
-# on an H200). Kept per reference bytes and device with the reference module it was built from,
-# and taken where that module's constants are the shape the judge times: the same source,
-# constants and seed build the same model the judge would compile (a KernelBench file's warm-up,
-# handed before its analysis, runs on the file's own constants, which the analysis names). A
-# warm-up whose model holds more than WARMED_MAX_BYTES of weights keeps nothing, so that the
-# candidate's run has the GPU's memory as before.
+# trace, inductor's cache lookups and the generated code's load (0.15-0.35 s of a first
+# evaluation's judge on an H200). Kept per reference bytes and device with the reference module
+# it was built from, and taken where that module's constants are the shape the judge times: the
+# same source, constants and seed build the same model the judge would compile (a KernelBench
+# file's warm-up, handed before its analysis, runs on the file's own constants, which the
+# analysis names). A warm-up whose model holds more than WARMED_MAX_BYTES of weights keeps
+# nothing, so that the candidate's run has the GPU's memory as before.
 WARMED: dict[tuple[str, str], tuple[Any, Any]] = {}
 WARMED_MAX_BYTES = 256 * 1024**2
 
