@@ -17,13 +17,14 @@ task's file loaded by path (modules.load_module, each evaluation's copy of the r
 none, so the folder holds one file per installed module the grader imports, however many
 evaluations run.
 
-A candidate's child (and the decoy test's) reads the folder, bound read-only into its sandbox,
-where it runs this host's interpreter (bwrap, the process backend) and the trusted processes
-have kept torch's bytecode there. It keeps PYTHONDONTWRITEBYTECODE, so it writes nothing, and
-what it reads is the bytecode of installed modules whose source it can read anyway; the
-folder is all it sees of the judge's kernel cache. Before torch's bytecode is there (the host's
-first evaluation) it is given nothing: with a prefix, Python would also pass over the standard
-library's own bytecode.
+A candidate's child (and the decoy test's) reads the folder where it runs this host's
+interpreter (bwrap, the process backend) and the trusted processes have kept torch's bytecode
+there. It keeps PYTHONDONTWRITEBYTECODE, so it writes nothing, and only the folder's subtrees
+that mirror the sources it may read (Python's own folders, site-packages, the system's, the
+grader's code) are bound into its sandbox, read-only (`readable_subtrees`): it sees the bytecode
+of nothing whose source it could not read, and nothing else of the judge's kernel cache. Before
+torch's bytecode is there (the host's first evaluation) it is given nothing: with a prefix,
+Python would also pass over the standard library's own bytecode.
 
 A folder the user names with PYTHONPYCACHEPREFIX is the grader's trusted processes' too, but
 never a candidate's: it may hold the bytecode of the user's own programs.
@@ -33,6 +34,7 @@ import functools
 import importlib.util
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 PREFIX_VARIABLE = "PYTHONPYCACHEPREFIX"
@@ -88,6 +90,19 @@ def kept_for_reading(judge_kernel_cache: str) -> Path | None:
         / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
     )
     return path if kept.is_file() else None
+
+
+def readable_subtrees(kept: Path, sources: Iterable[Path]) -> list[Path]:
+    """The subtrees of the folder `kept` that hold the bytecode of the source folders
+    `sources` (as given and resolved), where there are any: the prefix mirrors each source's
+    absolute path."""
+    found: set[Path] = set()
+    for source in sources:
+        for form in {Path(os.path.abspath(source)), Path(source).resolve()}:
+            subtree = kept / form.relative_to(form.anchor)
+            if subtree.is_dir():
+                found.add(subtree)
+    return sorted(found)
 
 
 def use_here(judge_kernel_cache: str) -> bool:

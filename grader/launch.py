@@ -21,6 +21,7 @@ from sandboxes.backends import (
     ProcessSandbox,
     Running,
     SandboxError,
+    python_dirs,
     scrubbed_env,
 )
 
@@ -273,9 +274,13 @@ class Launcher:
 
     def readable(self, role: str) -> tuple[Path, ...]:
         """What a child may read besides the system and Python: the grader's code, and for a
-        sandboxed child the grader's bytecode folder where it reads it."""
+        sandboxed child, where it reads the grader's bytecode folder, the folder's subtrees that
+        mirror the sources it may read (bytecode.readable_subtrees)."""
         kept = self._bytecode_to_read(role)
-        return CHILD_CODE if kept is None else (*CHILD_CODE, kept)
+        if kept is None:
+            return CHILD_CODE
+        sources = [*python_dirs(), Path("/usr"), *CHILD_CODE]
+        return (*CHILD_CODE, *bytecode.readable_subtrees(kept, sources))
 
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only)."""

@@ -797,7 +797,7 @@ class BwrapSandbox(ProcessSandbox):
         ]
         command += _system_binds(self.SYSTEM_DIRS, self.MERGED_DIRS)
         command += _system_binds([f"/etc/{name}" for name in self.ETC_ENTRIES], ())
-        for path in sorted({*_python_dirs(), *(Path(p) for p in readable)}):
+        for path in sorted({*python_dirs(), *(Path(p) for p in readable)}):
             if path.exists():
                 command += ["--ro-bind", str(path), str(path)]
         command += _python_links()
@@ -842,7 +842,7 @@ def _system_binds(system_dirs: Sequence[str], merged_dirs: Sequence[str]) -> lis
     return binds
 
 
-def _python_dirs() -> set[Path]:
+def python_dirs() -> set[Path]:
     """The interpreter, its standard library and site-packages, wherever they live."""
     dirs = {
         Path(sys.prefix).resolve(),

@@ -14,6 +14,7 @@ from grader import EvaluateOptions, bytecode
 from grader.launch import CHILD_CODE, Launcher
 from grader.modules import load_module
 from sandboxes.backends import Limits, bwrap_usable, scrubbed_env
+from tests.sandbox.test_isolation import ATTEMPT
 
 
 @pytest.fixture
@@ -162,24 +163,45 @@ def keep_torchs_bytecode(judge_kernel_cache: Path) -> Path:
     return kept
 
 
+def keep_private_bytecode(judge_kernel_cache: Path, tmp_path: Path) -> Path:
+    """Bytecode of a source no candidate may read (a task's folder, say)."""
+    source_folder = tmp_path / "private"
+    private = judge_kernel_cache / "bytecode" / source_folder.relative_to("/") / "secret.pyc"
+    private.parent.mkdir(parents=True)
+    private.write_bytes(b"not the candidate's")
+    return private
+
+
+def process_launcher(judge_kernel_cache: Path) -> Launcher:
+    options = EvaluateOptions(
+        judge_kernel_cache=str(judge_kernel_cache), sandbox="process", allow_unisolated=True
+    )
+    return Launcher("cpu", "", options)
+
+
 def test_a_candidate_reads_the_folder_only_once_torchs_bytecode_is_kept_there(
     tmp_path, no_bytecode
 ):
     cache = tmp_path / "judge-kernels"
-    launcher = Launcher(
-        "cpu",
-        "",
-        EvaluateOptions(judge_kernel_cache=str(cache), sandbox="process", allow_unisolated=True),
-    )
+    launcher = process_launcher(cache)
     # The host's first evaluation: nothing kept yet, so nothing given.
     assert bytecode.PREFIX_VARIABLE not in launcher.env(tmp_path, "candidate")
     assert launcher.readable("candidate") == CHILD_CODE
-    keep_torchs_bytecode(cache)
+    kept = keep_torchs_bytecode(cache)
+    private = keep_private_bytecode(cache, tmp_path)
     for role in ("candidate", "decoy"):
         env = launcher.env(tmp_path / role, role)
         assert env[bytecode.PREFIX_VARIABLE] == str(cache / "bytecode")
         assert env["PYTHONDONTWRITEBYTECODE"] == "1"  # read, never written
-        assert launcher.readable(role) == (*CHILD_CODE, cache / "bytecode")
+        readable = launcher.readable(role)
+        assert readable[: len(CHILD_CODE)] == CHILD_CODE
+        subtrees = readable[len(CHILD_CODE) :]
+        # Only subtrees that mirror the sources it may read: torch's among them, never the
+        # whole folder, never the private source's.
+        assert subtrees and all(t.is_relative_to(cache / "bytecode") for t in subtrees)
+        assert cache / "bytecode" not in subtrees
+        assert any(kept.is_relative_to(t) for t in subtrees)
+        assert not any(private.is_relative_to(t) for t in subtrees)
     # The trusted children keep writing it; they are never given it as a read-only extra.
     assert launcher.readable("judge") == CHILD_CODE
 
@@ -188,11 +210,7 @@ def test_a_folder_the_user_names_is_never_a_candidates(tmp_path, monkeypatch, no
     cache = tmp_path / "judge-kernels"
     keep_torchs_bytecode(cache)
     monkeypatch.setenv(bytecode.PREFIX_VARIABLE, str(cache / "bytecode"))
-    launcher = Launcher(
-        "cpu",
-        "",
-        EvaluateOptions(judge_kernel_cache=str(cache), sandbox="process", allow_unisolated=True),
-    )
+    launcher = process_launcher(cache)
     assert bytecode.PREFIX_VARIABLE not in launcher.env(tmp_path, "candidate")
     assert launcher.readable("candidate") == CHILD_CODE
 
@@ -201,24 +219,15 @@ def test_where_bytecode_is_installed_a_candidate_is_given_nothing(tmp_path, monk
     monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": False)
     cache = tmp_path / "judge-kernels"
     keep_torchs_bytecode(cache)
-    launcher = Launcher(
-        "cpu",
-        "",
-        EvaluateOptions(judge_kernel_cache=str(cache), sandbox="process", allow_unisolated=True),
-    )
+    launcher = process_launcher(cache)
     assert bytecode.PREFIX_VARIABLE not in launcher.env(tmp_path, "candidate")
     assert launcher.readable("candidate") == CHILD_CODE
 
 
-SANDBOXED_CHECK = """
-import json, os, sys
-def attempt(action):
-    try:
-        action()
-        return "ok"
-    except OSError as exc:
-        return type(exc).__name__
-kept, secret = sys.argv[1], sys.argv[2]
+SANDBOXED_CHECK = (
+    ATTEMPT
+    + """
+kept, secret, private = sys.argv[1], sys.argv[2], sys.argv[3]
 report = {
     "prefix": sys.pycache_prefix,
     "dont_write": sys.dont_write_bytecode,
@@ -226,13 +235,15 @@ report = {
     "write_beside": attempt(lambda: open(kept + ".new", "wb").write(b"x")),
     "overwrite": attempt(lambda: open(kept, "wb").write(b"x")),
     "read_kernels": attempt(lambda: open(secret).read()),
+    "read_private": attempt(lambda: open(private, "rb").read()),
 }
 json.dump(report, open("report.json", "w"))
 """
+)
 
 
 @pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot create namespaces here")
-def test_in_bwrap_a_candidate_reads_the_folder_and_can_change_nothing_nor_see_the_kernels(
+def test_in_bwrap_a_candidate_reads_its_part_of_the_folder_and_changes_and_sees_nothing_else(
     tmp_path, no_bytecode
 ):
     cache = tmp_path / "judge-kernels"
@@ -240,11 +251,12 @@ def test_in_bwrap_a_candidate_reads_the_folder_and_can_change_nothing_nor_see_th
     secret = cache / "triton" / "kernel.cubin"  # the judge's kernels, beside the folder
     secret.parent.mkdir(parents=True)
     secret.write_text("the judge's")
+    private = keep_private_bytecode(cache, tmp_path)
     launcher = Launcher("cpu", "", EvaluateOptions(judge_kernel_cache=str(cache), sandbox="bwrap"))
     workdir = tmp_path / "candidate"
     workdir.mkdir()
     outcome = launcher.sandbox(sandboxed=True).run(
-        [sys.executable, "-c", SANDBOXED_CHECK, str(kept), str(secret)],
+        [sys.executable, "-c", SANDBOXED_CHECK, str(kept), str(secret), str(private)],
         workdir=workdir,
         env=launcher.env(workdir, "candidate"),
         limits=Limits(timeout_s=60),
@@ -256,4 +268,5 @@ def test_in_bwrap_a_candidate_reads_the_folder_and_can_change_nothing_nor_see_th
     assert report["read_kept"] == "ok"
     assert report["write_beside"] != "ok" and report["overwrite"] != "ok"
     assert report["read_kernels"] == "FileNotFoundError"
+    assert report["read_private"] == "FileNotFoundError"
     assert kept.read_bytes() == b"kept by a trusted process"
