@@ -42,20 +42,39 @@ FOLDER_NAME = "bytecode"
 
 
 @functools.cache
-def installed_without_bytecode(module: str = "torch") -> bool:
-    """Whether `module`'s package has no bytecode beside its source (found without importing
-    it). A module that is not installed, or has no source, is not missing any."""
+def _source(module: str) -> Path | None:
+    """`module`'s source file, found without importing it; None where it has none (not
+    installed, built in, an extension)."""
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
-        return False
+        return None
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return False
-    source = Path(spec.origin)
+        return None
+    return Path(spec.origin)
+
+
+def _bytecode_name(source: Path) -> str | None:
+    """The name of `source`'s bytecode file for this interpreter; None where it keeps none."""
     tag = sys.implementation.cache_tag
-    if tag is None:
+    return None if tag is None else f"{source.stem}.{tag}.pyc"
+
+
+def _mirrored(root: Path, path: Path) -> Path:
+    """Where a bytecode prefix at `root` keeps what belongs to `path`: it mirrors the absolute
+    path below it."""
+    return root / path.relative_to(path.anchor)
+
+
+@functools.cache
+def installed_without_bytecode(module: str = "torch") -> bool:
+    """Whether `module`'s package has no bytecode beside its source (found without importing
+    it). A module that is not installed, or has no source, is not missing any."""
+    source = _source(module)
+    name = source and _bytecode_name(source)
+    if source is None or name is None:
         return False
-    return not (source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc").is_file()
+    return not (source.parent / "__pycache__" / name).is_file()
 
 
 def folder(judge_kernel_cache: str) -> Path:
@@ -79,16 +98,12 @@ def kept_for_reading(judge_kernel_cache: str) -> Path | None:
     where the user names a folder of their own (PYTHONPYCACHEPREFIX)."""
     if not installed_without_bytecode() or os.environ.get(PREFIX_VARIABLE):
         return None
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.origin or sys.implementation.cache_tag is None:
+    source = _source("torch")
+    name = source and _bytecode_name(source)
+    if source is None or name is None:
         return None
-    source = Path(spec.origin)
     path = folder(judge_kernel_cache)
-    kept = (
-        path
-        / source.parent.relative_to(source.anchor)
-        / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
-    )
+    kept = _mirrored(path, source.parent) / name
     return path if kept.is_file() else None
 
 
@@ -99,7 +114,7 @@ def readable_subtrees(kept: Path, sources: Iterable[Path]) -> list[Path]:
     found: set[Path] = set()
     for source in sources:
         for form in {Path(os.path.abspath(source)), Path(source).resolve()}:
-            subtree = kept / form.relative_to(form.anchor)
+            subtree = _mirrored(kept, form)
             if subtree.is_dir():
                 found.add(subtree)
     return sorted(found)
