@@ -348,7 +348,10 @@ def warmed_key(reference_path: Path, device: str) -> tuple[str, str]:
 
 
 def take_warmed(reference_path: Path, shape: dict[str, Any], device: str) -> Any:
-    """The warm-up's compiled model for this reference and shape; None where there is none."""
+    """The warm-up's compiled model for this reference and shape; None where there is none
+    (every judge but the command line's: its file is not read)."""
+    if not WARMED:
+        return None
     found = WARMED.pop(warmed_key(reference_path, device), None)
     if found is None:
         return None
