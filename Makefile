@@ -19,7 +19,7 @@ EMBEDDED_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
 SERVICES_ENV = $(call EMBEDDED_ENV,$(1)) DATABASE_URL="$(TEST_DATABASE_URL)" \
 	ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)"
 
-.PHONY: agent-clis run test test-static test-stream-one test-stream-two test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
+.PHONY: agent-clis run test test-static test-stream-one test-stream-two test-stream-three test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
 
 setup: $(STAMP)
 
@@ -88,20 +88,23 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# `make test` runs the suite as two streams at once, each in a data folder of its own (its SQLite
-# file, embedded broker, media and caches), so they share nothing but the machine's cores: stream
-# one, the grader's, tasks', sandboxes', transcripts', leaderboard's and browser tests; stream
-# two, arena's and the API's, then the PostgreSQL + Redis pass (which takes about a third of the
-# suite's time; the browser tests, which drive pages already served from PostgreSQL by the API and
-# page tests of that pass, run once, in stream one). Each line is prefixed with its stream's name.
-# `make test-embedded test-services` runs the same tests one pass after the other.
-STREAM_ONE_TESTS := tests/evaluator tests/tasks tests/sandbox tests/transcripts tests/leaderboard \
-	tests/browser
-STREAM_TWO_TESTS := tests $(addprefix --ignore=,$(STREAM_ONE_TESTS))
+# `make test` runs the suite as three streams at once, each in a data folder of its own (its
+# SQLite file, embedded broker, media and caches), so they share nothing but the machine's cores:
+# stream one, the grader's tests (most of them grade real solutions in real sandboxes); stream
+# three, the tasks', sandboxes', transcripts', leaderboard's and browser tests; stream two,
+# arena's and the API's, then the PostgreSQL + Redis pass (the browser tests, which drive pages
+# already served from PostgreSQL by the API and page tests of that pass, run once, in stream
+# three). Much of each stream's time is spent waiting on its children (a timeout run out, a
+# worker's poll), so three streams keep two cores busier than two did. Each line is prefixed with
+# its stream's name. `make test-embedded test-services` runs the same tests one pass after the
+# other.
+STREAM_ONE_TESTS := tests/evaluator
+STREAM_THREE_TESTS := tests/tasks tests/sandbox tests/transcripts tests/leaderboard tests/browser
+STREAM_TWO_TESTS := tests $(addprefix --ignore=,$(STREAM_ONE_TESTS) $(STREAM_THREE_TESTS))
 STREAM_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
 
 test: lint test-static
-	@$(MAKE) --no-print-directory -j2 test-stream-one test-stream-two
+	@$(MAKE) --no-print-directory -j3 test-stream-one test-stream-two test-stream-three
 
 # The streams find the static files current and collect nothing, so none collects beside another.
 test-static: $(STAMP)
@@ -109,9 +112,14 @@ test-static: $(STAMP)
 		"import django; django.setup(); from web.static_files import static_files_collect; static_files_collect()"
 
 test-stream-one: $(STAMP) system-deps
-	@echo "== stream one: grader, tasks, sandboxes, transcripts, leaderboard, browser (embedded)"
+	@echo "== stream one: the grader (embedded)"
 	set -o pipefail; $(call EMBEDDED_ENV,test-one) $(STREAM_PYTEST) $(STREAM_ONE_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[one] /'
+
+test-stream-three: $(STAMP) system-deps
+	@echo "== stream three: tasks, sandboxes, transcripts, leaderboard, browser (embedded)"
+	set -o pipefail; $(call EMBEDDED_ENV,test-three) $(STREAM_PYTEST) $(STREAM_THREE_TESTS) \
+		$(PYTEST_ARGS) 2>&1 | sed -u 's/^/[three] /'
 
 test-stream-two: $(STAMP) system-deps agent-clis
 	@echo "== stream two: arena and the API on embedded defaults, then the services pass"
