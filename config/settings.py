@@ -411,6 +411,9 @@ ARENA_GRADER_EVALUATIONS_PER_GPU = env_int("ARENA_GRADER_EVALUATIONS_PER_GPU", 1
 # Inductor's compile workers for torch.compile's baseline of a task (1: in the judge's own
 # process; 0: torch's own choice, a worker per core). grader/options.py says why 1.
 ARENA_GRADER_COMPILE_THREADS = env_int("ARENA_GRADER_COMPILE_THREADS", 1, minimum=0)
+# The grader's trusted children (the probe's, the judge's) forked from a server that imported
+# torch once (grader/forkserver.py); off, each starts as an interpreter of its own.
+ARENA_GRADER_FORK_SERVER = env_bool("ARENA_GRADER_FORK_SERVER", True)
 # A grading worker holds its evaluation under a lease of ARENA_GRADER_LEASE_S, renewed every
 # ARENA_GRADER_HEARTBEAT_S while it grades (evaluator/heartbeat.py); a worker that dies leaves
 # the evaluation to the next sweep once the lease runs out. The lease outlasts missed beats.

@@ -135,6 +135,7 @@ def grader_options() -> EvaluateOptions:
         judge_cache_bytes=settings.ARENA_GRADER_JUDGE_CACHE_MB * 1024**2,
         evaluations_per_gpu=settings.ARENA_GRADER_EVALUATIONS_PER_GPU,
         compile_threads=settings.ARENA_GRADER_COMPILE_THREADS,
+        fork_server=settings.ARENA_GRADER_FORK_SERVER,
     )
 
 

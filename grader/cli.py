@@ -61,13 +61,17 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         return run_measure_peaks(args)
     early: prepared.Slot | None = None
     try:
-        # One evaluation: its children (probe, candidate, judge) start together, none ahead.
+        # One evaluation: its children (probe, candidate, judge) start together, none ahead,
+        # each an interpreter of its own: they start before this process imports torch, which
+        # a fork server's first child would wait for (forkserver.py), and there is no second
+        # evaluation to fork for.
         options = EvaluateOptions(
             timeout_s=args.timeout,
             sandbox=args.sandbox,
             allow_unisolated=args.unsafe_run_unisolated or unsafe_switch_on(),
             prepared=True,
             prepared_ahead=0,
+            fork_server=False,
             compile_baseline=not args.no_compile_baseline,
         )
         if own_process:  # the options hold the hidden seed now; nothing else needs a secret

@@ -18,6 +18,7 @@ IMPORTED_CATALOG_DIR = "ARENA_IMPORTED_CATALOG_DIR"
 DATA_DIR = "ARENA_DATA_DIR"
 SANDBOX_IMAGE = "ARENA_SANDBOX_IMAGE"
 COMPILE_THREADS = "ARENA_GRADER_COMPILE_THREADS"
+FORK_SERVER = "ARENA_GRADER_FORK_SERVER"
 
 CACHE_HOME = Path.home() / ".cache" / "kernel-arena"
 DEFAULT_CATALOG = Path(__file__).resolve().parents[1] / "tasks" / "catalog"
@@ -63,6 +64,13 @@ def compile_threads() -> int:
     if threads < 0:
         raise ValueError(f"{COMPILE_THREADS} must be 0 or more, not {threads}")
     return threads
+
+
+def fork_server() -> bool:
+    value = (text(FORK_SERVER) or "1").strip().lower()
+    if value not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
+        raise ValueError(f"{FORK_SERVER} must be 1 or 0, not {value!r}")
+    return value in ("1", "true", "yes", "on")
 
 
 def catalog_dirs() -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grader import analyses, bytecode, hostinfo, preludes, prepared
 from grader.baselines import compile_cached
+from grader.forkserver import TrustedSandbox
 from grader.options import EvaluateOptions, isolating_sandbox
 from grader.scratch import new_private_folder, private_scratch, scratch_root
 from grader.taskspec import TaskError, load_task
@@ -208,6 +209,7 @@ class Launcher:
             self.options.warm_judge,
             self.options.judge_kernel_cache,
             self.options.compile_threads,
+            self.options.fork_server,
         )
 
     def new_scratch(self) -> Path:
@@ -221,7 +223,7 @@ class Launcher:
         # The judge and the probe run only our child and the task's reference, never the
         # candidate's code.
         if not sandboxed:
-            return ProcessSandbox()
+            return TrustedSandbox() if self.options.fork_server else ProcessSandbox()
         if self._isolating is None:
             options = self.options
             self._isolating = isolating_sandbox(options)
@@ -364,8 +366,9 @@ def start_report(running: Running, origin: float) -> dict[str, float | None]:
     negative: before it, as the command line's children start while it imports): its launch,
     the end of each part of its start (child.START_MARKS: the interpreter, torch, triton, the
     grader, the profiler's first use, Triton's driver, the compiler stack, as the role makes
-    them), its readiness as read here (later than the hand-over:
-    the job waited for it; None: it never said), and the hand-over of its job."""
+    them; for a child forked by the fork server, the fork, its imports being the server's),
+    its readiness as read here (later than the hand-over: the job waited for it; None: it never
+    said), and the hand-over of its job."""
     ready = running.readiness()
     marks = ready.get("marks", {}) if ready else {}
     report: dict[str, float | None] = {"launched": round(running.launched - origin, 3)}

@@ -44,6 +44,10 @@ class EvaluateOptions:
     # one to three kernels to compile (docs/grading-pipeline.md, "The compile baseline's
     # cold start"). 0: torch's own choice (a worker per core, at most 32).
     compile_threads: int = field(default_factory=environment.compile_threads)
+    # The trusted children (the probe's, the judge's) forked from a server that has imported
+    # torch, triton and the grader once (forkserver.py), rather than each started as an
+    # interpreter that imports them again; off, every child starts cold.
+    fork_server: bool = field(default_factory=environment.fork_server)
     # The operator's development switch (sandbox.UNSAFE_SWITCH, read when the options are made):
     # without it the candidate runs only in a sandbox that isolates, and grading stops with an
     # error where none works.

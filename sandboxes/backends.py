@@ -143,6 +143,16 @@ def _become_subreaper() -> None:
 _SUPERVISED: set[int] = set()
 
 
+def supervise(pid: int) -> None:
+    """`pid`, a child of this process that outlives the children it helps start (a fork
+    server), is never counted as one of their strays."""
+    _SUPERVISED.add(pid)
+
+
+def unsupervise(pid: int) -> None:
+    _SUPERVISED.discard(pid)
+
+
 def _kill_tree(session_pid: int, known_children: set[int]) -> int:
     """Kill the child's session and every process re-parented to us since it started."""
     killed = 0
@@ -248,6 +258,10 @@ class _Cgroup:
 
     def _folders(self) -> set[Path]:
         return self.made
+
+    def folders(self) -> list[str]:
+        """The group's folders, which a child joins by writing its pid in their cgroup.procs."""
+        return sorted(str(path) for path in self._folders())
 
     def join(self) -> None:
         """Runs in the child between fork and exec."""
@@ -525,18 +539,18 @@ class ProcessSandbox:
         read_fd, write_fd = os.pipe()
         child_env = dict(env, ARENA_CHANNEL_FD=str(write_fd))
         known = own_children()
+        launched = time.monotonic()
         with log_path.open("ab") as log:
             try:
-                proc = subprocess.Popen(
+                proc = self._launch(
                     command,
-                    cwd=workdir,
-                    env=child_env,
-                    stdin=subprocess.PIPE if prepared else subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=(write_fd,),
-                    start_new_session=True,
-                    preexec_fn=_limit_resources(limits, cgroup),
+                    workdir,
+                    child_env,
+                    log.fileno(),
+                    write_fd,
+                    limits,
+                    cgroup,
+                    prepared=prepared,
                 )
             except OSError as exc:
                 os.close(read_fd)
@@ -546,7 +560,34 @@ class ProcessSandbox:
         _SUPERVISED.add(proc.pid)
         reader = ChannelReader(read_fd)
         reader.start()
-        return Running(proc, reader, log_path, known, cgroup, stack)
+        return Running(proc, reader, log_path, known, cgroup, stack, launched)
+
+    def _launch(
+        self,
+        command: list[str],
+        workdir: Path,
+        env: Mapping[str, str],
+        log: int,
+        channel: int,
+        limits: Limits,
+        cgroup: "_Cgroup",
+        *,
+        prepared: bool,
+    ) -> Any:
+        """The child's process (subprocess.Popen, or what supervises as one): its own session,
+        `log` as stdout and stderr, the channel's write end, the limits applied before it runs;
+        a pipe on stdin for a `prepared` child, else nothing to read."""
+        return subprocess.Popen(
+            command,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.PIPE if prepared else subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(channel,),
+            start_new_session=True,
+            preexec_fn=_limit_resources(limits, cgroup),
+        )
 
 
 # How often serve() looks for a long-lived child's end of a job.
@@ -567,10 +608,14 @@ class Running:
         known: set[int],
         cgroup: "_Cgroup",
         stack: contextlib.ExitStack,
+        launched: float | None = None,
     ) -> None:
         self.proc, self.reader, self.log_path = proc, reader, log_path
         self.known, self.cgroup, self.stack = known, cgroup, stack
-        self.started = self.launched = time.monotonic()
+        # Its launch (before the process was asked for), and its job's start (the hand-over
+        # for a prepared child).
+        self.launched = time.monotonic() if launched is None else launched
+        self.started = time.monotonic()
         self.first_message = 0
 
     def is_prepared(self) -> bool:
@@ -866,18 +911,26 @@ def _python_links() -> list[str]:
     return binds
 
 
-def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
+def rlimits(limits: Limits, cgroup: _Cgroup) -> list[tuple[int, int]]:
+    """The rlimits a child of `limits` runs under (resource, soft and hard value)."""
     # RLIMIT_NPROC counts every process of the user, and root is exempt from it: a fallback for
     # a non-root worker where no pids cgroup can be made.
     nproc = limits.pids if not cgroup.enforces("pids") and os.geteuid() != 0 else None
+    values = [(resource.RLIMIT_CORE, 0)]
+    if limits.memory_bytes and limits.address_space:
+        values.append((resource.RLIMIT_AS, limits.memory_bytes))
+    if nproc:
+        values.append((resource.RLIMIT_NPROC, nproc))
+    return values
+
+
+def _limit_resources(limits: Limits, cgroup: _Cgroup) -> Any:
+    values = rlimits(limits, cgroup)
 
     def apply() -> None:
         cgroup.join()
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if limits.memory_bytes and limits.address_space:
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        if nproc:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        for limit, value in values:
+            resource.setrlimit(limit, (value, value))
 
     return apply
 

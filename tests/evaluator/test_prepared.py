@@ -104,8 +104,11 @@ def test_the_evaluation_leaves_the_next_slots_ready_and_its_own_folder_removed(p
 
 
 def test_a_one_off_evaluation_starts_its_children_together_and_none_ahead(pool):
-    # As `python -m grader evaluate` grades: prepared_ahead=0.
-    options = EvaluateOptions(prepared=True, prepared_ahead=0, timeout_s=180, unseen_count=1)
+    # As `python -m grader evaluate` grades: prepared_ahead=0, every child an interpreter of
+    # its own.
+    options = EvaluateOptions(
+        prepared=True, prepared_ahead=0, timeout_s=180, unseen_count=1, fork_server=False
+    )
     result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
     assert result.status == "passed", result.gates
     assert result.environment["sandbox"] == "bwrap"
