@@ -190,6 +190,11 @@ def default_allowed_roots(candidate_dir: Path) -> list[Path]:
     for name in ("CUDA_HOME", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TMPDIR", "HOME"):
         if os.environ.get(name):
             roots.add(Path(os.environ[name]))
+    # The interpreter's own bytecode lookups, for every module it imports (the solution's
+    # among them), where it reads the grader's bytecode folder (bytecode.py: bound read-only,
+    # only the parts that mirror sources it may read anyway).
+    if sys.pycache_prefix:
+        roots.add(Path(sys.pycache_prefix))
     return sorted(roots)
 
 

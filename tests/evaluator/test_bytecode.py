@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import EvaluateOptions, bytecode
+from grader import EvaluateOptions, bytecode, evaluate
 from grader.launch import CHILD_CODE, Launcher
 from grader.modules import load_module
 from sandboxes.backends import Limits, bwrap_usable, scrubbed_env
 from tests.sandbox.test_isolation import ATTEMPT
+
+SOLUTIONS = Path(__file__).resolve().parent / "solutions"
 
 
 @pytest.fixture
@@ -270,3 +272,17 @@ def test_in_bwrap_a_candidate_reads_its_part_of_the_folder_and_changes_and_sees_
     assert report["read_kernels"] == "FileNotFoundError"
     assert report["read_private"] == "FileNotFoundError"
     assert kept.read_bytes() == b"kept by a trusted process"
+
+
+@pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot create namespaces here")
+def test_a_candidate_reading_the_folder_is_not_flagged_for_its_own_imports(tmp_path, no_bytecode):
+    # The interpreter looks for each module's bytecode in the folder (the solution's, the
+    # libraries' it imports while it runs): its own lookups, not the solution's file access.
+    cache = tmp_path / "judge-kernels"
+    keep_torchs_bytecode(cache)
+    options = EvaluateOptions(
+        judge_kernel_cache=str(cache), sandbox="bwrap", timeout_s=180, unseen_count=1
+    )
+    result = evaluate("silu", SOLUTIONS / "silu_triton.py", "cpu", options)
+    assert result.status == "passed", result.gates
+    assert result.flags == []
