@@ -19,7 +19,7 @@ EMBEDDED_ENV = env -u DATABASE_URL -u ARENA_BROKER_URL -u ARENA_CACHE_URL \
 SERVICES_ENV = $(call EMBEDDED_ENV,$(1)) DATABASE_URL="$(TEST_DATABASE_URL)" \
 	ARENA_BROKER_URL="$(TEST_BROKER_URL)" ARENA_CACHE_URL="$(TEST_CACHE_URL)"
 
-.PHONY: agent-clis run test test-static test-stream-one test-stream-two test-stream-three test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
+.PHONY: agent-clis run test test-static test-stream-one test-stream-two test-stream-three test-stream-services test-embedded test-services lint format setup system-deps sandbox-deps sandbox-image clean
 
 setup: $(STAMP)
 
@@ -88,23 +88,25 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# `make test` runs the suite as three streams at once, each in a data folder of its own (its
+# `make test` runs the suite as four streams at once, each in a data folder of its own (its
 # SQLite file, embedded broker, media and caches), so they share nothing but the machine's cores:
 # stream one, the grader's tests (most of them grade real solutions in real sandboxes); stream
 # three, the tasks', sandboxes', transcripts', leaderboard's and browser tests; stream two,
-# arena's and the API's, then the PostgreSQL + Redis pass (the browser tests, which drive pages
-# already served from PostgreSQL by the API and page tests of that pass, run once, in stream
-# three). Much of each stream's time is spent waiting on its children (a timeout run out, a
-# worker's poll), so three streams keep two cores busier than two did. Each line is prefixed with
-# its stream's name. `make test-embedded test-services` runs the same tests one pass after the
-# other.
+# arena's and the API's; and the services pass, every test that talks to the database, the broker
+# or the cache, against PostgreSQL + Redis (the browser tests, which drive pages already served
+# from PostgreSQL by the API and page tests of that pass, run once, in stream three). Much of each
+# stream's time is spent waiting on its children (a timeout run out, a worker's poll, a browser),
+# so four streams keep two cores busy where two left a quarter of their time idle. Each line is
+# prefixed with its stream's name. `make test-embedded test-services` runs the same tests one pass
+# after the other.
 STREAM_ONE_TESTS := tests/evaluator
 STREAM_THREE_TESTS := tests/tasks tests/sandbox tests/transcripts tests/leaderboard tests/browser
 STREAM_TWO_TESTS := tests $(addprefix --ignore=,$(STREAM_ONE_TESTS) $(STREAM_THREE_TESTS))
 STREAM_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
 
 test: lint test-static
-	@$(MAKE) --no-print-directory -j3 test-stream-one test-stream-two test-stream-three
+	@$(MAKE) --no-print-directory -j4 test-stream-one test-stream-two test-stream-three \
+		test-stream-services
 
 # The streams find the static files current and collect nothing, so none collects beside another.
 test-static: $(STAMP)
@@ -122,9 +124,12 @@ test-stream-three: $(STAMP) system-deps
 		$(PYTEST_ARGS) 2>&1 | sed -u 's/^/[three] /'
 
 test-stream-two: $(STAMP) system-deps agent-clis
-	@echo "== stream two: arena and the API on embedded defaults, then the services pass"
+	@echo "== stream two: arena and the API (embedded)"
 	set -o pipefail; $(call EMBEDDED_ENV,test-two) $(STREAM_PYTEST) $(STREAM_TWO_TESTS) $(PYTEST_ARGS) \
 		2>&1 | sed -u 's/^/[two] /'
+
+test-stream-services: $(STAMP) system-deps agent-clis
+	@echo "== the services pass: every services test on PostgreSQL + Redis"
 	$(BIN)/python -m tests.services_ready "$(TEST_DATABASE_URL)" "$(TEST_BROKER_URL)"
 	set -o pipefail; $(call SERVICES_ENV,test-services) $(STREAM_PYTEST) -m services \
 		--ignore=tests/browser $(PYTEST_ARGS) \
