@@ -50,11 +50,19 @@ READY_TIMEOUT_S = 180.0
 # Servers kept per grading process (one per environment: a device, a cache folder); the least
 # recently used goes past this (each holds torch's imports: about half a gigabyte).
 MAX_SERVERS = 2
+# How long a fork may take to be answered (a fork of a process holding torch: milliseconds).
+ANSWER_TIMEOUT_S = 30.0
 _MESSAGE_BYTES = 1 << 20
 
 
 class ForkServerError(OSError):
-    """The server could not start, answer or fork: the child starts as a plain interpreter."""
+    """The server could not start or fork: the child starts as a plain interpreter."""
+
+
+class ForkServerLost(ForkServerError):
+    """The server was asked to fork and never answered: a child may have been forked with the
+    job's descriptors (it ends at once, never given its go-ahead), so none is started again in
+    its place; the child's start fails."""
 
 
 def forkable(command: Sequence[str]) -> bool:
@@ -104,8 +112,10 @@ class ForkedProcess:
             if pidfd is None:
                 time.sleep(min(0.005, left))
             else:
+                # In slices: another thread that reaps it closes the descriptor, whose number
+                # may then name something else.
                 with contextlib.suppress(OSError, ValueError):
-                    select.select([pidfd], [], [], left)
+                    select.select([pidfd], [], [], min(left, 0.5))
         return code
 
     def _reap(self, flags: int) -> int | None:
@@ -163,13 +173,13 @@ class ForkServer:
         *,
         cwd: Path,
         env: Mapping[str, str],
-        fds: tuple[int, int, int],
+        fds: tuple[int, int, int, int],
         cgroups: Sequence[str],
         rlimits: Sequence[tuple[int, int]],
     ) -> int:
         """The pid of a child forked with these arguments (after `-m grader.child`), folder,
-        environment and limits; `fds`: its stdin, its log (stdout and stderr) and its channel's
-        write end, each duplicated into it."""
+        environment and limits; `fds`: its stdin, its log (stdout and stderr), its channel's
+        write end and the read end of its go-ahead (see spawn), each duplicated into it."""
         request = {
             "args": list(args),
             "cwd": str(cwd),
@@ -185,7 +195,10 @@ class ForkServer:
                 socket.send_fds(self.sock, [json.dumps(request).encode()], list(fds))
             except OSError as exc:
                 raise ForkServerError(f"the fork server is gone: {exc}") from exc
-            answer = self._expect(30.0)
+            try:
+                answer = self._expect(ANSWER_TIMEOUT_S)
+            except ForkServerError as exc:
+                raise ForkServerLost(str(exc)) from exc
         if "pid" not in answer:
             raise ForkServerError(f"the fork server could not fork: {answer.get('error')}")
         return int(answer["pid"])
@@ -278,20 +291,28 @@ def spawn(
     cgroups: Sequence[str],
     rlimits: Sequence[tuple[int, int]],
 ) -> int:
-    """A trusted child's pid, forked by this process's server for `env` (see module doc)."""
+    """A trusted child's pid, forked by this process's server for `env` (see module doc). The
+    child waits for a go-ahead, given once its pid is known here: a child forked for a request
+    whose answer was lost (ForkServerLost) ends without running anything."""
     server = SERVERS.server(env)
+    go_read, go_write = os.pipe()
     try:
-        return server.fork(
+        pid = server.fork(
             command[3:],
             cwd=cwd,
             env=env,
-            fds=(stdin, log, channel),
+            fds=(stdin, log, channel, go_read),
             cgroups=cgroups,
             rlimits=rlimits,
         )
+        os.write(go_write, b"1")
+        return pid
     except ForkServerError:
         SERVERS.let_go(server)
         raise
+    finally:
+        os.close(go_read)
+        os.close(go_write)
 
 
 class TrustedSandbox(ProcessSandbox):
@@ -327,6 +348,11 @@ class TrustedSandbox(ProcessSandbox):
                 cgroups=cgroup.folders(),
                 rlimits=rlimits(limits, cgroup),
             )
+        except ForkServerLost:
+            # Not started again: this child's descriptors were handed to one that may exist.
+            if stdin_write >= 0:
+                os.close(stdin_write)
+            raise
         except ForkServerError:
             if stdin_write >= 0:
                 os.close(stdin_write)
@@ -353,7 +379,7 @@ def serve(fd: int) -> int:
     sock.send(json.dumps({"ready": True}).encode())
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(sock, _MESSAGE_BYTES, 3)
+            message, fds, _, _ = socket.recv_fds(sock, _MESSAGE_BYTES, 4)
         except OSError:
             return 0
         if not message:  # the grading process let go of it
@@ -370,8 +396,8 @@ def serve(fd: int) -> int:
 
 
 def _fork(request: dict[str, Any], fds: list[int], sock: socket.socket) -> int:
-    if len(fds) != 3:
-        raise ValueError(f"a child needs three descriptors, not {len(fds)}")
+    if len(fds) != 4:
+        raise ValueError(f"a child needs four descriptors, not {len(fds)}")
     read_end, write_end = os.pipe()
     first = os.fork()
     if first == 0:  # the intermediate: forks the child, says its pid and goes at once
@@ -402,13 +428,18 @@ def _become_child(request: dict[str, Any], fds: list[int], sock: socket.socket) 
 
     try:
         sock.close()
+        stdin, log, channel, go_ahead = fds
+        # Nothing runs before the grading process has heard of this child: one it gave up on
+        # (its answer lost) reads the end of the pipe and goes.
+        if os.read(go_ahead, 1) != b"1":
+            os._exit(0)
+        os.close(go_ahead)
         os.setsid()
         for folder in request["cgroups"]:
             with contextlib.suppress(OSError):
                 Path(folder, "cgroup.procs").write_text(str(os.getpid()))
         for limit, value in request["rlimits"]:
             resource.setrlimit(limit, (value, value))
-        stdin, log, channel = fds
         os.dup2(stdin, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import EvaluateOptions, evaluate, forkserver
-from sandboxes.backends import Limits, bwrap_usable
+from sandboxes.backends import Limits, SandboxError, bwrap_usable
 from sandboxes.processes import own_children
 
 pytestmark = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
@@ -172,3 +172,58 @@ def test_only_trusted_children_are_forked():
     assert forkserver.forkable([*CHILD, "job.json"])
     assert not forkserver.forkable(["bwrap", "--", *CHILD, "job.json"])
     assert not forkserver.forkable([sys.executable, "solution.py"])
+
+
+def test_a_child_never_given_its_go_ahead_runs_nothing(servers, tmp_path):
+    # As for a fork whose answer was lost: the child ends before it does anything.
+    first, workdir = start_waiting(tmp_path, "first", Limits(timeout_s=60))
+    first.discard()
+    (server,) = servers._servers.values()
+    go_read, go_write = os.pipe()
+    channel_read, channel_write = os.pipe()
+    stdin_read, stdin_write = os.pipe()
+    with (workdir / "never.log").open("ab") as log:
+        pid = server.fork(
+            ["--prepared", "probe"],
+            cwd=workdir,
+            env=trusted_env(workdir),
+            fds=(stdin_read, log.fileno(), channel_write, go_read),
+            cgroups=[],
+            rlimits=[],
+        )
+    for fd in (go_read, go_write, channel_write, stdin_read):
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert os.read(channel_read, 4096) == b""  # never said it was prepared
+    assert (workdir / "never.log").read_bytes() == b""
+    os.close(channel_read)
+    os.close(stdin_write)
+
+
+def test_a_server_that_stops_answering_fails_the_start_and_starts_nothing_else(
+    servers, tmp_path, monkeypatch
+):
+    first, _ = start_waiting(tmp_path, "first", Limits(timeout_s=60))
+    first.discard()
+    (server,) = servers._servers.values()
+    monkeypatch.setattr(forkserver, "ANSWER_TIMEOUT_S", 1.0)
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    before = own_children()
+    workdir = tmp_path / "lost"
+    workdir.mkdir()
+    with pytest.raises(SandboxError, match="could not start"):
+        forkserver.TrustedSandbox().start(
+            [*CHILD, "--prepared", "probe"],
+            workdir=workdir,
+            env=trusted_env(workdir),
+            limits=Limits(timeout_s=60),
+            prepared=True,
+        )
+    # No child started cold in its place; the stopped server was let go (killed).
+    assert own_children() <= before
+    assert not server.alive() and not servers._servers
+    # The next child comes from a new server.
+    again, _ = start_waiting(tmp_path, "again", Limits(timeout_s=60))
+    assert isinstance(again.proc, forkserver.ForkedProcess)
+    again.discard()
