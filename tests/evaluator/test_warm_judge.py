@@ -66,7 +66,6 @@ def test_one_warm_judge_serves_evaluations_with_a_one_job_judges_verdicts(judges
     # The later evaluations ran no reference on the visible cases the first one computed.
     assert third.environment["judge_cache"]["hits"] >= 6
     assert third.environment["judge_cache"]["entries"] >= cases
-    assert third.phases["judge"] < first.phases["judge"]
     # Same seed, same solution: the same unseen shapes, so every case is held.
     assert third.environment["judge_cache"]["misses"] == 0
     assert [r.correct for r in third.per_shape] == [r.correct for r in first.per_shape]
