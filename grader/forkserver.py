@@ -348,14 +348,12 @@ class TrustedSandbox(ProcessSandbox):
                 cgroups=cgroup.folders(),
                 rlimits=rlimits(limits, cgroup),
             )
-        except ForkServerLost:
-            # Not started again: this child's descriptors were handed to one that may exist.
+        except ForkServerError as exc:
             if stdin_write >= 0:
                 os.close(stdin_write)
-            raise
-        except ForkServerError:
-            if stdin_write >= 0:
-                os.close(stdin_write)
+            if isinstance(exc, ForkServerLost):
+                # Not started again: this child's descriptors went to one that may exist.
+                raise
             return super()._launch(
                 command, workdir, env, log, channel, limits, cgroup, prepared=prepared
             )
