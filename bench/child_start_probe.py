@@ -5,7 +5,9 @@ fresh process with a fresh Triton cache (the candidate's, per evaluation), on a 
 
 MODE names the preparation: `full` (torch.profiler's first use, which imports torch._inductor
 and torch._dynamo), `light` (the profiler it wraps), `+driver` (Triton's driver made ahead:
-its C helper built into the cache), `+dynamo` (torch._dynamo imported). Prints one JSON line:
+its C helper built into the cache), `+dynamo` (torch._dynamo imported), `+cuda` (CUDA's context
+made ahead, as child._device_ahead makes it), `+cupti` (a profiled call of a torch op on the
+device ahead: the profiler's device side started). Prints one JSON line:
 seconds of the imports, the preparation, CUDA's start, and the first and second profiled launch
 (grader.guards.profile_call). Figures: bench/results/child-start-probe-<gpu>.txt.
 """
@@ -42,6 +44,13 @@ def main(mode: str) -> dict[str, Any]:
         importlib.import_module("torch._dynamo")
     if "driver" in mode:
         triton.runtime.driver.active.utils  # noqa: B018 - made on first use
+    if "cuda" in mode or "cupti" in mode:
+        torch.cuda.init()
+        torch.cuda.synchronize()
+    if "cupti" in mode:
+        from grader.guards import profile_call as warm_profile
+
+        warm_profile(lambda: torch.ones(1, device="cuda").add_(1), "cuda")
     marks.append(time.monotonic())
     cache = sorted(os.listdir(os.environ["TRITON_CACHE_DIR"]))
     initialised = torch.cuda.is_initialized()

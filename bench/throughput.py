@@ -25,9 +25,12 @@ timing, judge, other) and the bench's own store of the JSON line; medians per ph
 """
 
 import argparse
+import cProfile
 import ctypes
+import io
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -347,6 +350,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         compile_baseline=False,
         trace_steps=STEP_TRACE[0],
         evaluations_per_gpu=args.evaluations_per_gpu,
+        device_ahead=not args.no_device_ahead,
     )
     passes = []
     deadline = time.monotonic() + args.deadline_s
@@ -355,13 +359,23 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
             _barrier(args.barrier, number, args.evaluations_per_gpu, deadline)
         started = time.monotonic()
         rows = []
+        # The last pass's grading process (its main thread) under cProfile, where asked.
+        profiler = cProfile.Profile() if args.profile and number == args.passes - 1 else None
         with GpuBusy() as busy:
             for name, spec, solution, _ in specs:
                 if time.monotonic() > deadline:
                     break
                 began = time.monotonic()
+                if profiler is not None:
+                    profiler.enable()
                 rows.append(grade(spec, solution, options, problem=name, pass_=number))
+                if profiler is not None:
+                    profiler.disable()
                 rows[-1]["gpu_busy_share"] = busy.share(began, time.monotonic())
+        if profiler is not None and rows:
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(80)
+            args.profile.write_text(text.getvalue())
         if not rows:
             break
         wall_s = time.monotonic() - started
@@ -567,6 +581,17 @@ def main() -> int:
         type=int,
         default=1,
         help="sweep: this part grades on a GPU shared with this many parts at once (gpu_share.py)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="sweep: the last pass's grading process under cProfile, its statistics to this file",
+    )
+    parser.add_argument(
+        "--no-device-ahead",
+        action="store_true",
+        help="sweep: the candidate's job makes CUDA's context, not its prepared child",
     )
     parser.add_argument(
         "--barrier", type=Path, default=None, help="sweep: the folder the GPU's parts meet in"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 32's figures on a lent host of several GPUs, one job per GPU, all at once:
 #   SWEEP_GPUS="0 1 2" PAIRS="3:add,GELU,silu 3:ReLU:0 0:Softmax:0" [PROBLEMS=40] [PASSES=2] \
-#     [DEADLINE_S=480] [TRACE=1] [REPEATS=1] [KB_REPEATS=1] [IN_FLIGHT=2] [ONLY=a,b] bash bench/throughput_host.sh OUT_DIR
+#     [DEADLINE_S=480] [TRACE=1] [REPEATS=1] [KB_REPEATS=1] [IN_FLIGHT=2] [ONLY=a,b] \
+#     [NO_DEVICE_AHEAD=1] [PROFILE=1] bash bench/throughput_host.sh OUT_DIR
 # sweep: bench/throughput.py sweep, its problems split over SWEEP_GPUS (--part i/n), merged into
 #   one file (evaluations per GPU-hour over the GPUs' summed wall, per pass); with IN_FLIGHT=K,
 #   K parts grade on each of those GPUs at once, sharing it (--evaluations-per-gpu K,
@@ -42,7 +43,7 @@ run_queue() {
       i=${item#sweep:}
       python3 bench/throughput.py sweep --part "$i/$n" --problems "${PROBLEMS:-40}" --passes "${PASSES:-2}" \
         --deadline-s "${DEADLINE_S:-480}" --evaluations-per-gpu "$flight" --barrier "$work/barrier-$g" \
-        ${ONLY:+--only "$ONLY"} \
+        ${ONLY:+--only "$ONLY"} ${NO_DEVICE_AHEAD:+--no-device-ahead} ${PROFILE:+--profile "$out/profile-$i.txt"} \
         $trace --out "$work/sweep-$i.json" > "$work/sweep-$i.log" 2>&1
     else
       rest=${item#pairs:}; names=${rest%%:*}; rest=${rest#*:}

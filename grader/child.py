@@ -32,6 +32,12 @@ START_MARKS["torch"] = time.monotonic()
 import triton  # noqa: E402 - imported ahead: a solution's first import of it costs seconds
 
 START_MARKS["triton"] = time.monotonic()
+# The candidate's job wraps its extension loaders (builds.ExtensionLoaders) before the solution
+# is imported; the module imports setuptools, which a host without torch's bytecode compiles from
+# source on every job (0.25 s on a 2-core host).
+import torch.utils.cpp_extension  # noqa: E402, F401
+
+START_MARKS["cpp_extension"] = time.monotonic()
 from grader import channel, compiler_off  # noqa: E402
 from grader.roles import PRELUDES, ROLES  # noqa: E402
 from grader.roles.common import StageError, hold_to_share, release_device_memory  # noqa: E402
@@ -54,14 +60,15 @@ def main(job_path: str) -> int:
     return 0
 
 
-def prepared_main(role: str | None = None) -> int:
+def prepared_main(role: str | None = None, *, device: bool = False) -> int:
     """A child started ahead of its job (prepared.py) for `role` (None: any role): every role's
-    modules are imported (this module's imports), CUDA is left uninitialised, and the job's
-    path comes as one line on stdin. End of input (the pool let it go) ends it with nothing
+    modules are imported (this module's imports), CUDA's context is made ahead only with
+    `device` (the candidate's child on a GPU: _device_ahead), and the job's path comes as one
+    line on stdin. End of input (the pool let it go) ends it with nothing
     done. A prelude's job (roles/prelude.py) may come first: it is served, ended by a "served"
     message with its exit code, and the child reads on; one that fails ends the child, so that
     nothing it left reaches the job."""
-    _prepare(role)
+    _prepare(role, device=device)
     while line := sys.stdin.readline().strip():
         job = json.loads(Path(line).read_text())
         if job.get("role") not in PRELUDES:
@@ -102,9 +109,9 @@ META_ROLES = frozenset({"probe"})
 NO_TRITON_ROLES = frozenset({"probe"})
 
 
-def _prepare(role: str | None = None, *, compiler: bool = False) -> None:
+def _prepare(role: str | None = None, *, compiler: bool = False, device: bool = False) -> None:
     """What a child started ahead does before its first job, then says so: the profiler's host
-    side starts slowly the first time (the device side needs CUDA, which waits for the job),
+    side starts slowly the first time, with `device` CUDA's context is made (_device_ahead),
     and with `compiler` (the warm judge) the compiler stack is imported now rather than on a
     job's path: 2-5 s on a GPU host."""
     with torch.autograd.profiler.profile(use_kineto=True):
@@ -112,6 +119,8 @@ def _prepare(role: str | None = None, *, compiler: bool = False) -> None:
     START_MARKS["profiler"] = time.monotonic()
     if role not in NO_TRITON_ROLES:
         _triton_driver()
+    if device:
+        _device_ahead()
     if compiler:
         importlib.import_module("torch._dynamo")
         START_MARKS["compiler"] = time.monotonic()
@@ -131,6 +140,20 @@ def _triton_driver() -> None:
     with contextlib.suppress(Exception):
         triton.runtime.driver.active.utils  # noqa: B018 - made on first use
         START_MARKS["triton_driver"] = time.monotonic()
+
+
+def _device_ahead() -> None:
+    """CUDA's context made before the job (0.2-0.45 s on an H100 or H200, which the job's first
+    tensor would otherwise wait for: roles/common.warm_device), by a child that has run nothing
+    of the solution. Making a context launches no kernel, so another evaluation's timing on the
+    GPU meanwhile is not disturbed; it holds the context's own device memory (a few hundred MB)
+    while the child waits. Where CUDA cannot start (no GPU visible: a CPU slot), the job's own
+    first use reports it."""
+    with contextlib.suppress(Exception):
+        if torch.cuda.is_available():
+            torch.cuda.init()
+            torch.cuda.synchronize()
+            START_MARKS["device"] = time.monotonic()
 
 
 def _freeze_imports() -> None:
@@ -214,7 +237,8 @@ def _end(code: int) -> None:
 def _run(argv: list[str]) -> int:
     try:
         if argv[1] == "--prepared":
-            return prepared_main(argv[2] if len(argv) > 2 else None)
+            role = argv[2] if len(argv) > 2 and not argv[2].startswith("--") else None
+            return prepared_main(role, device="--device-ahead" in argv)
         if argv[1] == "--warm":
             return warm_main()
         _freeze_imports()

@@ -25,6 +25,7 @@ import ctypes
 import json
 import math
 import os
+import select
 import socket
 import threading
 from collections.abc import Iterator
@@ -318,6 +319,39 @@ class Held:
     fd: int
 
 
+class _Wake:
+    """A pipe that a thread waiting on a socket watches beside it, so that stop() ends the wait
+    at once rather than at the socket's next timeout (two 0.2 s timeouts were most of a GPU
+    evaluation's time between its candidate's end and its judge's start)."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self._read, self._write = os.pipe()
+        self._closing = threading.Lock()
+        self._open = True
+
+    def wait(self, sock: socket.socket) -> None:
+        """Until `sock` has something to read (or has closed) or stop() is set. poll, not
+        select: a long-lived grading process's descriptors may number past select's 1024."""
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        poller.register(self._read, select.POLLIN)
+        poller.poll()
+
+    def set(self) -> None:
+        if not self.stop.is_set():
+            self.stop.set()
+            with contextlib.suppress(OSError):
+                os.write(self._write, b"x")
+
+    def close(self) -> None:
+        """Once: a descriptor closed twice could close another file that reused its number."""
+        with self._closing:
+            if self._open:
+                self._open = False
+                _close_all([self._read, self._write])
+
+
 @dataclass
 class Broker:
     """Listens in the candidate's folder while the candidate runs, keeps at most `max_cases`
@@ -337,36 +371,41 @@ class Broker:
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._listener.bind(str(self.path))
         self._listener.listen(4)
-        self._listener.settimeout(0.2)
-        self._stop = threading.Event()
+        self._listener.setblocking(False)
+        self._wake = _Wake()
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
 
     def _accept(self) -> None:
-        # After stop(), what is already queued is still read: the connections of a process
-        # tree that is gone end as soon as their buffered messages are out.
+        # After stop(), what is already queued is still read, without waiting: the connections
+        # of a process tree that is gone end as soon as their buffered messages are out.
         while True:
-            stopping = self._stop.is_set()
+            stopping = self._wake.stop.is_set()
             try:
+                if not stopping:
+                    self._wake.wait(self._listener)
                 conn, _ = self._listener.accept()
-            except TimeoutError:
+            except BlockingIOError:
                 if stopping:
                     return
                 continue
             except OSError:
                 return
             with conn:
-                conn.settimeout(0.2)
+                conn.setblocking(False)
                 self._receive(conn)
 
     def _receive(self, conn: socket.socket) -> None:
         while True:
+            stopping = self._wake.stop.is_set()
             try:
+                if not stopping:
+                    self._wake.wait(conn)
                 header, fds, _, _ = socket.recv_fds(conn, HEADER_MAX_BYTES, 1)
-            except TimeoutError:
+            except BlockingIOError:
                 # A connection kept open past the candidate's end (its own socket sent back
-                # over itself, say) is dropped once stop() was called.
-                if self._stop.is_set():
+                # over itself, say) is dropped once stop() was called and its messages read.
+                if stopping:
                     return
                 continue
             except OSError:
@@ -382,9 +421,10 @@ class Broker:
 
     def stop(self) -> None:
         """The candidate is gone: stop listening; what it sent stays held."""
-        self._stop.set()
+        self._wake.set()
         self._thread.join(timeout=5)
         self._listener.close()
+        self._wake.close()
         self.path.unlink(missing_ok=True)
 
     def serve(self, folder: Path) -> "Handoff":
@@ -411,20 +451,24 @@ class Handoff:
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._listener.bind(str(path))
         self._listener.listen(1)
-        self._listener.settimeout(0.2)
-        self._stop = threading.Event()
+        self._listener.setblocking(False)
+        self._wake = _Wake()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
-        while not self._stop.is_set():
+        while True:
             try:
+                self._wake.wait(self._listener)
+                if self._wake.stop.is_set():
+                    return
                 conn, _ = self._listener.accept()
-            except TimeoutError:
+            except BlockingIOError:
                 continue
             except OSError:
                 return
             with conn, contextlib.suppress(OSError):
+                conn.setblocking(True)
                 for held in self.broker.held:
                     socket.send_fds(conn, [held.header], [held.fd])
                 conn.send(b"")
@@ -435,9 +479,10 @@ class Handoff:
             return
 
     def close(self) -> None:
-        self._stop.set()
+        self._wake.set()
         self._thread.join(timeout=5)
         self._listener.close()
+        self._wake.close()
         self.path.unlink(missing_ok=True)
 
 

@@ -210,6 +210,7 @@ class Launcher:
             self.options.judge_kernel_cache,
             self.options.compile_threads,
             self.options.fork_server,
+            self.options.device_ahead,
         )
 
     def new_scratch(self) -> Path:
@@ -285,9 +286,14 @@ class Launcher:
         return (*CHILD_CODE, *bytecode.readable_subtrees(kept, sources))
 
     def start(self, role: str, workdir: Path) -> Running:
-        """A child started ahead of its job, for a prepared slot (preparable backends only)."""
+        """A child started ahead of its job, for a prepared slot (preparable backends only).
+        The candidate's child on a GPU makes CUDA's context ahead (child._device_ahead), where
+        the options keep it: the job's first tensor would otherwise wait for it."""
+        argv = [sys.executable, "-m", "grader.child", "--prepared", role]
+        if role == "candidate" and self.device == "cuda" and self.options.device_ahead:
+            argv.append("--device-ahead")
         return self.sandbox(sandboxed=role in SANDBOXED_ROLES).start(
-            [sys.executable, "-m", "grader.child", "--prepared", role],
+            argv,
             workdir=workdir,
             env=self.env(workdir, role),
             limits=self.limits(),

@@ -170,6 +170,45 @@ def test_descriptors_sent_by_an_exited_process_reach_the_judges_socket(tmp_path:
     assert not broker.held
 
 
+HOLDING_SENDER = textwrap.dedent(
+    """
+    import json, os, socket, sys, time
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.connect(sys.argv[1])
+    fd = os.open(sys.argv[2], os.O_RDONLY)
+    socket.send_fds(sock, [json.dumps({"shape": 0, "case": 0}).encode()], [fd])
+    print("sent", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_a_connection_held_open_past_stop_is_read_then_dropped(tmp_path: Path):
+    # A process that keeps its connection open (a stray the candidate left, say): stop() keeps
+    # what it sent and ends the broker's thread without waiting for that connection to close.
+    marker = tmp_path / "marker"
+    marker.write_text("held")
+    (tmp_path / "c").mkdir()
+    broker = Broker(tmp_path / "c", max_cases=2)
+    sender = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_SENDER, str(broker.path), str(marker)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert sender.stdout is not None and sender.stdout.readline().strip() == "sent"
+        broker.stop()
+        assert not broker._thread.is_alive()
+        assert broker.received == 1 and len(broker.held) == 1
+        assert os.pread(broker.held[0].fd, 4, 0) == b"held"
+        assert sender.poll() is None  # its end is still open: stop() did not wait for it
+    finally:
+        sender.kill()
+        sender.wait()
+        broker.close()
+    assert not broker.held
+
+
 def _receive_all(path: Path) -> list[tuple[bytes, int]]:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sock.connect(str(path))

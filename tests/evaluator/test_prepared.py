@@ -121,6 +121,8 @@ def test_a_one_off_evaluation_starts_its_children_together_and_none_ahead(pool):
         times = [start[part] for part in parts]
         assert times == sorted(times), (role, start)
     assert not [role for role, start in starts.items() if "compiler" in start]
+    # A CPU evaluation's children make no CUDA context ahead (child._device_ahead).
+    assert not [role for role, start in starts.items() if "device" in start]
     # Nothing was started for a next evaluation, and the evaluation's folder is gone.
     assert pool.wait_filled(5) == []
     prepared_module.wait_removed()

@@ -46,6 +46,20 @@ def test_triton_solution_is_timed_scored_and_ranked():
     assert result.environment["gpu"]
 
 
+def test_the_candidates_prepared_child_makes_its_cuda_context_before_its_job():
+    # A second evaluation takes a slot started ahead: its candidate's child made CUDA's context
+    # while it waited (child._device_ahead), after its imports, before it said it was ready.
+    grade(SILU_TRITON, unseen_count=1)
+    result = grade(SILU_TRITON, unseen_count=1)
+    assert result.status == "passed", result.gates
+    start = result.environment["child_start"]["candidate"]
+    assert start["profiler"] <= start["device"] <= start["ready"], start
+    # Off, the job makes it: the child says no such step.
+    off = grade(SILU_TRITON, unseen_count=1, device_ahead=False)
+    assert off.status == "passed", off.gates
+    assert "device" not in off.environment["child_start"]["candidate"]
+
+
 def test_cuda_load_inline_solution_passes_with_its_own_kernel():
     result = grade(SOLUTIONS / "silu_cuda_inline.py")
     assert result.status == "passed", (result.gates, result.log[-3000:])
