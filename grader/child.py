@@ -32,12 +32,6 @@ START_MARKS["torch"] = time.monotonic()
 import triton  # noqa: E402 - imported ahead: a solution's first import of it costs seconds
 
 START_MARKS["triton"] = time.monotonic()
-# The candidate's job wraps its extension loaders (builds.ExtensionLoaders) before the solution
-# is imported; the module imports setuptools, which a host without torch's bytecode compiles from
-# source on every job (0.25 s on a 2-core host).
-import torch.utils.cpp_extension  # noqa: E402
-
-START_MARKS["cpp_extension"] = time.monotonic()
 from grader import channel, compiler_off  # noqa: E402
 from grader.roles import PRELUDES, ROLES  # noqa: E402
 from grader.roles.common import StageError, hold_to_share, release_device_memory  # noqa: E402
@@ -107,6 +101,11 @@ META_ROLES = frozenset({"probe"})
 # The roles that launch no Triton kernel: the probe runs only the reference. Its child is the
 # command line's first on the way (the analysis), so it makes no Triton driver ahead.
 NO_TRITON_ROLES = frozenset({"probe"})
+# The roles whose child imports torch.utils.cpp_extension ahead. Never at this module's import:
+# that import asks torch.cuda.is_available(), which starts CUDA's driver in the process, and
+# the fork server (forkserver.py), which imports this module, must start none, or no child
+# forked from it could use CUDA.
+EXTENSION_ROLES = frozenset({"candidate"})
 
 
 def _prepare(role: str | None = None, *, compiler: bool = False, device: bool = False) -> None:
@@ -119,6 +118,12 @@ def _prepare(role: str | None = None, *, compiler: bool = False, device: bool = 
     START_MARKS["profiler"] = time.monotonic()
     if role not in NO_TRITON_ROLES:
         _triton_driver()
+    if role in EXTENSION_ROLES:
+        # Its job wraps torch's extension loaders (builds.ExtensionLoaders) before the
+        # solution is imported: the module imports setuptools, which a host without torch's
+        # bytecode compiles from source on every job (0.5 s of a candidate's on an H200 host).
+        importlib.import_module("torch.utils.cpp_extension")
+        START_MARKS["cpp_extension"] = time.monotonic()
     if device:
         _device_ahead()
     if compiler:
