@@ -7,9 +7,10 @@ MODE names the preparation: `full` (torch.profiler's first use, which imports to
 and torch._dynamo), `light` (the profiler it wraps), `+driver` (Triton's driver made ahead:
 its C helper built into the cache), `+dynamo` (torch._dynamo imported), `+cuda` (CUDA's context
 made ahead, as child._device_ahead makes it), `+cupti` (a profiled call of a torch op on the
-device ahead: the profiler's device side started). Prints one JSON line:
-seconds of the imports, the preparation, CUDA's start, and the first and second profiled launch
-(grader.guards.profile_call). Figures: bench/results/child-start-probe-<gpu>.txt.
+device ahead: the profiler's device side started), `+tcompile` (with `+cuda`: one small kernel
+compiled for the GPU and not launched, as child._triton_compiler_ahead compiles it). Prints one
+JSON line: seconds of the imports, the preparation, CUDA's start, and the first and second
+profiled launch (grader.guards.profile_call). Figures: bench/results/child-start-probe-<gpu>.txt.
 """
 
 import importlib
@@ -47,6 +48,10 @@ def main(mode: str) -> dict[str, Any]:
     if "cuda" in mode or "cupti" in mode:
         torch.cuda.init()
         torch.cuda.synchronize()
+    if "tcompile" in mode:
+        from grader import child
+
+        child._triton_compiler_ahead()
     if "cupti" in mode:
         from grader.guards import profile_call as warm_profile
 

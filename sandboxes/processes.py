@@ -5,6 +5,49 @@ from pathlib import Path
 
 
 def own_children(*, include_zombies: bool = True) -> set[int]:
+    """The children of every thread of this process (re-parented orphans among them, where it is
+    a subreaper), from each thread's /proc children list: a few small reads, where a scan of
+    every process's stat took 25-30 ms on a busy 64-core host, several times an evaluation.
+    Where the kernel keeps no such lists, every process's stat is read instead."""
+    listed = _listed_children()
+    if listed is None:
+        return _scanned_children(include_zombies=include_zombies)
+    if include_zombies:
+        return listed
+    return {pid for pid in listed if _state(pid) not in ("Z", None)}
+
+
+def _listed_children() -> set[int] | None:
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    children: set[int] = set()
+    found = False
+    for task in tasks:
+        try:
+            text = Path(f"/proc/self/task/{task}/children").read_text()
+        except FileNotFoundError:
+            # A thread that has just ended; or, for every thread, a kernel without the lists.
+            continue
+        except OSError:
+            continue
+        found = True
+        children.update(int(pid) for pid in text.split())
+    return children if found else None
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (Z: a zombie), None where it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Fields after the command name (which may contain spaces) start after the last ')'.
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def _scanned_children(*, include_zombies: bool) -> set[int]:
     me = str(os.getpid())
     children: set[int] = set()
     for entry in Path("/proc").iterdir():
@@ -14,7 +57,6 @@ def own_children(*, include_zombies: bool = True) -> set[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        # Fields after the command name (which may contain spaces) start after the last ')'.
         state, parent = stat.rsplit(")", 1)[1].split()[:2]
         if parent == me and (include_zombies or state != "Z"):
             children.add(int(entry.name))

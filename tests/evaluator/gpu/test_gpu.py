@@ -54,10 +54,12 @@ def test_the_candidates_prepared_child_makes_its_cuda_context_before_its_job():
     assert result.status == "passed", result.gates
     start = result.environment["child_start"]["candidate"]
     assert start["profiler"] <= start["device"] <= start["ready"], start
-    # Off, the job makes it: the child says no such step.
+    # And it compiled a kernel of the grader's for this GPU: Triton's compiler has started.
+    assert start["device"] <= start["triton_compiler"] <= start["ready"], start
+    # Off, the job makes it: the child says neither step.
     off = grade(SILU_TRITON, unseen_count=1, device_ahead=False)
     assert off.status == "passed", off.gates
-    assert "device" not in off.environment["child_start"]["candidate"]
+    assert not {"device", "triton_compiler"} & set(off.environment["child_start"]["candidate"])
 
 
 def test_cuda_load_inline_solution_passes_with_its_own_kernel():
