@@ -57,12 +57,12 @@ def main(job_path: str) -> int:
 
 def prepared_main(role: str | None = None, *, device: bool = False) -> int:
     """A child started ahead of its job (prepared.py) for `role` (None: any role): every role's
-    modules are imported (this module's imports), CUDA's context is made ahead only with
-    `device` (the candidate's child on a GPU: _device_ahead), and the job's path comes as one
-    line on stdin. End of input (the pool let it go) ends it with nothing
-    done. A prelude's job (roles/prelude.py) may come first: it is served, ended by a "served"
-    message with its exit code, and the child reads on; one that fails ends the child, so that
-    nothing it left reaches the job."""
+    modules are imported (this module's imports), CUDA's context is made and Triton's compiler
+    started ahead only with `device` (the candidate's child on a GPU), and the job's path comes
+    as one line on stdin. End of input (the pool let it go) ends it with nothing done. A
+    prelude's job (roles/prelude.py) may come first: it is served, ended by a "served" message
+    with its exit code, and the child reads on; one that fails ends the child, so that nothing
+    it left reaches the job."""
     _prepare(role, device=device)
     while line := sys.stdin.readline().strip():
         job = json.loads(Path(line).read_text())
@@ -111,9 +111,10 @@ EXTENSION_ROLES = frozenset({"candidate"})
 
 def _prepare(role: str | None = None, *, compiler: bool = False, device: bool = False) -> None:
     """What a child started ahead does before its first job, then says so: the profiler's host
-    side starts slowly the first time, with `device` CUDA's context is made (_device_ahead),
-    and with `compiler` (the warm judge) the compiler stack is imported now rather than on a
-    job's path: 2-5 s on a GPU host."""
+    side starts slowly the first time; with `device` CUDA's context is made and Triton's
+    compiler started (_device_ahead, _triton_compiler_ahead); and with `compiler` (the warm
+    judge) the compiler stack is imported now rather than on a job's path: 2-5 s on a GPU
+    host."""
     with torch.autograd.profiler.profile(use_kineto=True):
         torch.ones(1).add_(1)
     START_MARKS["profiler"] = time.monotonic()

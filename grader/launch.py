@@ -287,8 +287,9 @@ class Launcher:
 
     def start(self, role: str, workdir: Path) -> Running:
         """A child started ahead of its job, for a prepared slot (preparable backends only).
-        The candidate's child on a GPU makes CUDA's context ahead (child._device_ahead), where
-        the options keep it: the job's first tensor would otherwise wait for it."""
+        The candidate's child on a GPU makes CUDA's context and starts Triton's compiler
+        ahead (child._device_ahead), where the options keep it: the job would otherwise wait
+        for both."""
         argv = [sys.executable, "-m", "grader.child", "--prepared", role]
         if role == "candidate" and self.device == "cuda" and self.options.device_ahead:
             argv.append("--device-ahead")

@@ -48,8 +48,10 @@ class EvaluateOptions:
     # torch, triton and the grader once (forkserver.py), rather than each started as an
     # interpreter that imports them again; off, every child starts cold.
     fork_server: bool = field(default_factory=environment.fork_server)
-    # A prepared candidate's child on a GPU makes CUDA's context while it waits for its job
-    # (child._device_ahead); off, the job makes it (0.2-0.45 s of each evaluation).
+    # A prepared candidate's child on a GPU makes CUDA's context and starts Triton's compiler
+    # while it waits for its job (child._device_ahead, child._triton_compiler_ahead); off, the
+    # job makes the context (0.2-0.45 s) and a Triton solution's first launch starts the
+    # compiler (about 0.9 s), each evaluation.
     device_ahead: bool = True
     # The operator's development switch (sandbox.UNSAFE_SWITCH, read when the options are made):
     # without it the candidate runs only in a sandbox that isolates, and grading stops with an
