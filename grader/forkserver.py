@@ -38,7 +38,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sandboxes.backends import Limits, ProcessSandbox, rlimits, supervise, unsupervise
+from sandboxes.backends import (
+    Limits,
+    ProcessSandbox,
+    join_cgroups,
+    rlimits,
+    supervise,
+    unsupervise,
+)
 
 # What a trusted child's argv starts with: only these are forked.
 CHILD_MODULE = "grader.child"
@@ -433,9 +440,7 @@ def _become_child(request: dict[str, Any], fds: list[int], sock: socket.socket) 
             os._exit(0)
         os.close(go_ahead)
         os.setsid()
-        for folder in request["cgroups"]:
-            with contextlib.suppress(OSError):
-                Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+        join_cgroups(request["cgroups"])
         for limit, value in request["rlimits"]:
             resource.setrlimit(limit, (value, value))
         os.dup2(stdin, 0)

@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -216,6 +216,15 @@ _CPU_PERIOD_US = 100_000
 _Settings = dict[str, dict[str, str]]
 
 
+def join_cgroups(folders: Iterable[str | os.PathLike[str]]) -> None:
+    """This process into each cgroup folder (its pid written in the folder's cgroup.procs): a
+    child joins its group's folders between fork and exec, or, forked by the fork server, before
+    it runs anything. A folder it cannot join is left: that controller's limit does not hold."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+
+
 class _Cgroup:
     """A cgroup holding the whole tree: pids, memory and CPU limits that add up across
     processes, a count of OOM kills, and a list of members to kill at the end. Made only where
@@ -265,9 +274,7 @@ class _Cgroup:
 
     def join(self) -> None:
         """Runs in the child between fork and exec."""
-        for path in self._folders():
-            with contextlib.suppress(OSError):
-                (path / "cgroup.procs").write_text(str(os.getpid()))
+        join_cgroups(self._folders())
 
     def members(self) -> set[int]:
         pids: set[int] = set()
