@@ -227,3 +227,31 @@ def test_a_server_that_stops_answering_fails_the_start_and_starts_nothing_else(
     again, _ = start_waiting(tmp_path, "again", Limits(timeout_s=60))
     assert isinstance(again.proc, forkserver.ForkedProcess)
     again.discard()
+
+
+# What the server imports before it forks (serve(): grader.child), in a fresh interpreter with
+# every way torch asks CUDA whether a device is there recorded: a process that asked has started
+# CUDA's driver, and no child forked from it could use the GPU (torch.utils.cpp_extension asks
+# at its import, so only the candidate's child, never forked, imports it in its preparation).
+SERVER_IMPORTS = """
+import sys
+import torch
+asked = []
+def recorded(name, original):
+    def call(*args, **kwargs):
+        asked.append(name)
+        return original(*args, **kwargs)
+    return call
+for name in ("is_available", "device_count", "init", "_lazy_init"):
+    setattr(torch.cuda, name, recorded(name, getattr(torch.cuda, name)))
+import grader.child
+print("ASKED", asked, "torch.utils.cpp_extension" in sys.modules)
+"""
+
+
+def test_what_the_server_imports_asks_cuda_nothing():
+    from tests.processes import repo_python
+
+    done = repo_python("-c", SERVER_IMPORTS, timeout_s=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "ASKED [] False", done.stdout
