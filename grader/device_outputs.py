@@ -332,7 +332,10 @@ class _Wake:
 
     def wait(self, sock: socket.socket) -> None:
         """Until `sock` has something to read (or has closed) or stop() is set. poll, not
-        select: a long-lived grading process's descriptors may number past select's 1024."""
+        select: a long-lived grading process's descriptors may number past select's 1024.
+        OSError where the socket was closed meanwhile."""
+        if sock.fileno() < 0:
+            raise OSError("the socket is closed")
         poller = select.poll()
         poller.register(sock, select.POLLIN)
         poller.register(self._read, select.POLLIN)
