@@ -4,11 +4,14 @@ The worker is started once per session against the test database (a SQLite file 
 PostgreSQL test database) and the same broker as the tests, embedded or Redis.
 """
 
+import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -167,7 +170,17 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
         queues="default,agents,build,gpu", hostname=f"test-worker-{os.getpid()}@%h"
     )
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        # A session of its own: its pool's child goes with it, never left holding a database
+        # connection when the test database is dropped.
+        proc = subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    proc.log_path = log_path  # type: ignore[attr-defined]
 
     def ready() -> bool:
         if proc.poll() is not None:
@@ -176,12 +189,42 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
 
     wait_for(ready, timeout_s=90, what="the Celery worker to start")
     yield proc
+    # A warm shutdown; then whatever of its session is left goes, its pool's child included.
     proc.send_signal(signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+# A task the worker took, and its end (celery.worker.strategy's and celery.app.trace's lines).
+_TASK_RECEIVED = re.compile(rb"Task \S+\[([0-9a-f-]+)\] received")
+_TASK_ENDED = re.compile(rb"Task \S+\[([0-9a-f-]+)\] (?:succeeded|raised|failed|retry|rejected)")
+
+
+def wait_worker_idle(log_path: Path, *, quiet_s: float = 0.5, timeout_s: float = 120) -> None:
+    """Until every task the worker took has ended and none has come for `quiet_s` (a task's
+    own follow-ups are queued as it commits), or `timeout_s` has passed."""
+    deadline = time.monotonic() + timeout_s
+    seen, quiet_since = b"", time.monotonic()
+    while time.monotonic() < deadline:
+        text = log_path.read_bytes()
+        if text != seen:
+            seen, quiet_since = text, time.monotonic()
+        pending = set(_TASK_RECEIVED.findall(text)) - set(_TASK_ENDED.findall(text))
+        if not pending and time.monotonic() - quiet_since >= quiet_s:
+            return
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def celery_worker(celery_worker_process):
+    """The session's worker, for one test: at the test's end its tasks are waited for (those the
+    test queued, and those they queued in turn), so that none is still writing when the test's
+    rows are truncated (a TRUNCATE beside a worker's transaction can deadlock)."""
+    yield celery_worker_process
+    wait_worker_idle(celery_worker_process.log_path)
 
 
 @pytest.fixture

@@ -164,7 +164,7 @@ def test_limits_and_accounts(catalog_tasks, enqueued):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
-def test_results_are_one_json_line_per_graded_solution(celery_worker_process, catalog_tasks):
+def test_results_are_one_json_line_per_graded_solution(celery_worker, catalog_tasks):
     client = client_with_token(token_create(username="batch-worker"))
     entries = [
         {"task": "silu", "name": name, "code": (SOLUTIONS / name).read_text()}

@@ -177,7 +177,7 @@ def test_list_with_an_unknown_status_names_the_parameter(anonymous, db):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
 def test_solution_is_graded_end_to_end_by_a_real_worker(
-    celery_worker_process, catalog_tasks, solutions_dir
+    celery_worker, catalog_tasks, solutions_dir
 ):
     client = client_with_token(token_create())
     code = (solutions_dir / "silu_triton.py").read_bytes()

@@ -35,7 +35,7 @@ def finished_run(submission: Submission) -> Run:
 
 
 def test_correct_triton_solution_ends_as_a_passed_evaluation(
-    celery_worker_process, catalog_tasks, solutions_dir
+    celery_worker, catalog_tasks, solutions_dir
 ):
     submission = submit(solutions_dir, "silu_triton.py")
     run = finished_run(submission)
@@ -54,9 +54,7 @@ def test_correct_triton_solution_ends_as_a_passed_evaluation(
     assert run.finished_at is not None
 
 
-def test_wrong_solution_ends_failed_with_its_reason(
-    celery_worker_process, catalog_tasks, solutions_dir
-):
+def test_wrong_solution_ends_failed_with_its_reason(celery_worker, catalog_tasks, solutions_dir):
     submission = submit(solutions_dir, "silu_wrong_relu.py")
     finished_run(submission)
     evaluation = Evaluation.objects.get(pk=submission.evaluation_id)
@@ -69,7 +67,7 @@ def test_wrong_solution_ends_failed_with_its_reason(
 
 
 def test_a_redelivered_job_for_a_finished_evaluation_changes_nothing(
-    celery_worker_process, catalog_tasks, solutions_dir
+    celery_worker, catalog_tasks, solutions_dir
 ):
     submission = submit(solutions_dir, "silu_triton.py")
     finished_run(submission)

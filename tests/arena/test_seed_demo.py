@@ -187,7 +187,7 @@ def test_seed_demo_names_a_task_missing_from_the_database():
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_seed_demo_runs_the_agent_and_the_worker_grades_a_run_recorded_for_an_old_version(
-    recording, tmp_path, celery_worker_process, catalog_tasks
+    recording, tmp_path, celery_worker, catalog_tasks
 ):
     from tests.waiting import wait_for
 

@@ -121,7 +121,7 @@ def api_upload(page, base: str, secret: str, *, log: bytes, **fields):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_sign_up_upload_two_logs_and_see_them_graded(
-    watched, live_server, celery_worker_process, catalog_tasks, settings, width
+    watched, live_server, celery_worker, catalog_tasks, settings, width
 ):
     page, base = watched, live_server.url
     page.set_viewport_size({"width": width, "height": 900})
