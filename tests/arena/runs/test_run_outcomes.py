@@ -11,6 +11,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -216,7 +217,16 @@ def test_cancelling_a_running_agent_stops_it_and_submits_nothing(run_queues, vec
     settings.ARENA_UNSAFE_RUN_UNISOLATED = True
     agent = command_agent("long-thinker", "sh -c 'echo $$ > agent.pid; sleep 120'")
     run = run_create(agent=agent, task=vector_add)
-    worker = threading.Thread(target=run_execute, kwargs={"run_id": run.pk})
+
+    def execute() -> None:
+        # As a worker's task ends: its thread's database connection closed with it, never left
+        # open to hold the test database when the session drops it.
+        try:
+            run_execute(run_id=run.pk)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=execute)
     worker.start()
     wait_for_status(run, Run.Status.AGENT_RUNNING, timeout_s=60)
     pid_file = attempt_box(run_id=run.pk, attempt=1) / "workspace" / "agent.pid"
