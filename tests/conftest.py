@@ -165,7 +165,11 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real `celery worker` process on queues default, agents, build and gpu."""
     _purge_broker()
     log_path = tmp_path_factory.mktemp("worker") / "worker.log"
-    env = worker_env()
+    # It sweeps for lost runs and gradings once, at its start, never again: a run test's lost
+    # grading (a lease run out in the test's own queues) is that test's workers' to take over.
+    # Swept here every 30 s, it was taken over by this worker and its 120 s grading timeout in
+    # some whole passes (a test of 20 s took 133-146 s).
+    env = worker_env(ARENA_RUN_SWEEP_S=str(24 * 3600))
     command = worker_command(
         queues="default,agents,build,gpu", hostname=f"test-worker-{os.getpid()}@%h"
     )
