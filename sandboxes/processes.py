@@ -27,24 +27,28 @@ def _listed_children() -> set[int] | None:
     for task in tasks:
         try:
             text = Path(f"/proc/self/task/{task}/children").read_text()
-        except FileNotFoundError:
-            # A thread that has just ended; or, for every thread, a kernel without the lists.
-            continue
         except OSError:
+            # A thread that has just ended; or, for every thread, a kernel without the lists.
             continue
         found = True
         children.update(int(pid) for pid in text.split())
     return children if found else None
 
 
-def _state(pid: int) -> str | None:
-    """The process's state letter (Z: a zombie), None where it is gone."""
+def _stat_fields(stat: Path) -> list[str] | None:
+    """A process's stat fields after its command name (state, parent, ...), None where it is
+    gone. The command name may contain spaces and parentheses: the fields start after the last
+    ')'."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    # Fields after the command name (which may contain spaces) start after the last ')'.
-    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (Z: a zombie), None where it is gone."""
+    fields = _stat_fields(Path(f"/proc/{pid}/stat"))
+    return fields[0] if fields else None
 
 
 def _scanned_children(*, include_zombies: bool) -> set[int]:
@@ -53,11 +57,10 @@ def _scanned_children(*, include_zombies: bool) -> set[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
+        fields = _stat_fields(entry / "stat")
+        if fields is None:
             continue
-        state, parent = stat.rsplit(")", 1)[1].split()[:2]
+        state, parent = fields[:2]
         if parent == me and (include_zombies or state != "Z"):
             children.add(int(entry.name))
     return children
