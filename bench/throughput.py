@@ -135,6 +135,8 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
         # Each prepared child's start (launch.start_report): a job handed before its child was
         # ready waited for the child's imports.
         "child_start": result.environment.get("child_start"),
+        # Sharing the GPU (--evaluations-per-gpu): the room it took, its waits, its pauses.
+        "gpu_share": result.environment.get("gpu_share"),
     }
     stored = time.monotonic()
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as fh:  # what grade_suite writes

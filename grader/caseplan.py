@@ -19,6 +19,7 @@ from typing import Any
 
 from grader import feasibility
 from grader.cases import cases_for
+from grader.device_outputs import device_budget_bytes, judge_needs_bytes
 from grader.feasibility import POOL_FACTOR
 from grader.generalization import (
     UnseenShape,
@@ -135,6 +136,29 @@ def apply_budget(
             cases = sorted(kept[i], key=lambda c: order[id(c)])
             out.append({**shape, "cases": cases})
     return out, Budget(unit, budget, planned, dropped, device_bytes)
+
+
+def beyond_share(
+    entry: Mapping[str, Any] | None,
+    shapes: Sequence[dict[str, Any]],
+    budget: Budget,
+    share_bytes: int,
+    *,
+    on_device: bool,
+) -> str:
+    """Why a plan does not fit `share_bytes` of the GPU's memory, where several evaluations share
+    it (gpu_share.py, rule 3): the judge's room beside the outputs (device_outputs.py), and the
+    outputs the plan holds on the device. '' where it fits."""
+    entry = entry or {}
+    peak = entry.get("visible_peak_bytes")
+    largest = largest_peak_bytes(entry, shapes)
+    needs = judge_needs_bytes(peak, largest)
+    if needs > share_bytes:
+        return f"the judge's room ({needs / 2**30:.1f} GiB) is more than the share"
+    held = min(budget.planned_bytes or 0, budget.device_bytes or 0) if on_device else 0
+    if held > device_budget_bytes(share_bytes, peak, largest):
+        return f"the plan's outputs on the device ({held / 2**30:.1f} GiB) exceed the share"
+    return ""
 
 
 # ---- shapes: visible, then unseen shapes drawn for this evaluation alone ----

@@ -219,12 +219,17 @@ def device_budget_bytes(
     DEVICE_SHARE_MAX of its memory, and never the room the judge needs (the reserve, and three
     times the reference's measured peak where the probe measured it, or twice that peak scaled
     to the plan's largest shape where that is more)."""
+    judge_needs = judge_needs_bytes(visible_peak_bytes, largest_peak_bytes)
+    return max(0, min(int(total_bytes * DEVICE_SHARE_MAX), total_bytes - judge_needs))
+
+
+def judge_needs_bytes(visible_peak_bytes: int | None, largest_peak_bytes: int | None = None) -> int:
+    """The room the judge keeps beside the outputs it is handed (device_budget_bytes)."""
     peaks = (
         JUDGE_PEAK_MULTIPLE * int(visible_peak_bytes or 0),
         LARGEST_PEAK_MULTIPLE * int(largest_peak_bytes or 0),
     )
-    judge_needs = RESERVE_BYTES + max(peaks)
-    return max(0, min(int(total_bytes * DEVICE_SHARE_MAX), total_bytes - judge_needs))
+    return RESERVE_BYTES + max(peaks)
 
 
 # ---- the candidate's side ---------------------------------------------------------------------

@@ -203,6 +203,9 @@ class _Evaluation:
         self.judge_reference = Path(
             shutil.copy(spec.reference_path, self.judge_dir / "reference.py")
         )
+        # The share of the GPU's memory this evaluation's children are held to: its share beside
+        # others, or the whole that a grading alone has (gpu_share.py, rule 3).
+        self.memory_share = self.options.gpu_memory_share
         # Several evaluations on this GPU at once (gpu_share.py): its lock, pauses and report.
         self.share: gpu_share.GpuShare | None = None
         if self.options.evaluations_per_gpu > 1:
@@ -214,6 +217,16 @@ class _Evaluation:
     def run(self) -> None:
         if self._built_and_failed():
             return None
+        if self.share is None:
+            return self._graded()
+        self.share.enter(self.options.stop)
+        try:
+            return self._graded()
+        finally:
+            self.share.leave()
+            self.result.environment["gpu_share"] = self.share.report.to_dict()
+
+    def _graded(self) -> None:
         try:
             self.shapes, seed_source, screening = plan_shapes(
                 self.spec,
@@ -227,11 +240,14 @@ class _Evaluation:
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
         on_device = self.device == "cuda" and self.options.device_outputs
+        # Planned on the whole share, as a grading alone plans (the probe's entry is its).
         self.shapes, self.budget = caseplan.apply_budget(
             self.shapes,
             self.probe_entry,
-            self._device_output_budget() if on_device else None,
+            self._device_output_budget(self.options.gpu_memory_whole) if on_device else None,
         )
+        if self.share is not None:
+            self._fit_room(on_device)
         self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
         self.result.gates["generalization"].detail.update(screening, unseen_seed=seed_source)
         try:
@@ -240,8 +256,6 @@ class _Evaluation:
         finally:
             if self.broker is not None:
                 self.broker.close()
-            if self.share is not None:
-                self.result.environment["gpu_share"] = self.share.report.to_dict()
 
     def _open_broker(self) -> None:
         """The socket the candidate's outputs come through on the device (CUDA only)."""
@@ -249,15 +263,43 @@ class _Evaluation:
             cases = sum(len(s["cases"]) for s in self.shapes)
             self.broker = device_outputs.Broker(self.candidate_dir, max_cases=cases)
 
-    def _device_output_budget(self) -> int | None:
-        entry = self.probe_entry
-        if not entry or entry.get("total_bytes") is None:
+    def _device_output_budget(self, share: float | None = None) -> int | None:
+        """The outputs the device holds between candidate and judge within `share` of the GPU's
+        memory (this evaluation's by default)."""
+        total = self._share_total(share if share is not None else self.memory_share)
+        if total is None:
             return None  # the children apply the same rule to the GPU's memory
+        entry = self.probe_entry or {}
         return device_outputs.device_budget_bytes(
-            int(entry["total_bytes"]),
+            total,
             entry.get("visible_peak_bytes"),
             caseplan.largest_peak_bytes(entry, self.shapes),
         )
+
+    def _share_total(self, share: float) -> int | None:
+        """`share` of the GPU's memory, from the probe's entry (measured on the whole share)."""
+        entry = self.probe_entry
+        if not entry or entry.get("total_bytes") is None:
+            return None
+        return int(int(entry["total_bytes"]) * share / self.options.gpu_memory_whole)
+
+    def _fit_room(self, on_device: bool) -> None:
+        """Sharing the GPU (gpu_share.py, rule 3): the evaluation grades beside others within its
+        share where its plan fits it, and takes the GPU whole where it does not (on a GPU, where
+        a probe measured the task). Its plan is the same either way."""
+        assert self.share is not None
+        total = self._share_total(self.options.gpu_memory_share)
+        because = ""
+        if self.device == "cuda" and total is not None:
+            because = caseplan.beyond_share(
+                self.probe_entry, self.shapes, self.budget, total, on_device=on_device
+            )
+        if because:
+            self.share.take_whole(because, self.options.stop)
+            self.memory_share = self.options.gpu_memory_whole
+        elif self.share.whole:  # taken for the task's probe only
+            self.share.enter(self.options.stop)
+            self.memory_share = self.options.gpu_memory_share
 
     def _candidate_then_judge(self) -> None:
         try:
@@ -373,10 +415,20 @@ class _Evaluation:
             task_version=self.spec.version_hash,
             device_name=str(self.result.environment.get("gpu") or self.device),
             memory_cap_bytes=self._memory_cap(),
-            memory_share=self.options.gpu_memory_share,
+            memory_share=self.options.gpu_memory_whole,
         )
         entry = cache_load(path).get(key)
         kept, rejected, unknown = admit(pool, needed, entry)
+        if unknown and self.share is not None:
+            # The probe measures the whole share, alone; another evaluation's may have measured
+            # the task meanwhile, and this one then grades beside others again.
+            self.share.take_whole("the task's probe", self.options.stop)
+            self.memory_share = self.options.gpu_memory_whole
+            entry = cache_load(path).get(key)
+            kept, rejected, unknown = admit(pool, needed, entry)
+            if not unknown:
+                self.share.enter(self.options.stop)
+                self.memory_share = self.options.gpu_memory_share
         if unknown:
             entry = feasibility.merge_probe(entry, self._probe(unknown, needed - len(kept), entry))
             with contextlib.suppress(OSError):
@@ -525,7 +577,7 @@ class _Evaluation:
             job["gpu_share_dir"] = str(self.share.folder)  # its pause points answer there
         job_path = workdir / "job.json"
         job_path.write_text(
-            json.dumps({**job, "arch": self.arch, "memory_share": self.options.gpu_memory_share})
+            json.dumps({**job, "arch": self.arch, "memory_share": self.memory_share})
         )
         if sandboxed:
             self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name

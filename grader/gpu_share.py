@@ -15,12 +15,20 @@ What they may share, and how (docs/grading-pipeline.md, "Several evaluations on 
    task's reference only) are held at a pause point, their queued kernels synchronized, so the
    GPU is drained of their work exactly, not by a guess (paused_others). A judge that times the
    baselines holds the candidate lock as well, so no candidate runs beside it.
-3. **Memory.** Each evaluation keeps to its share of the GPU's memory (gpu_memory_share, 1/N by
-   default), as the children already do.
+3. **Memory.** An evaluation grades beside others within its share of the GPU's memory
+   (gpu_memory_share, 1/N by default), or takes the GPU whole (the room): where its case plan's
+   outputs and its judge would not fit its share, and while it probes a new task. Each
+   evaluation holds the GPU's room for its whole length: shared beside others, or whole alone.
+   Sharing decides only what an evaluation grades beside, never what it grades: its unseen
+   shapes are screened and its cases planned on the whole GPU's memory, as one grading alone.
 
 The GPU's folder (share_folder) is the grading processes' alone: under the host's temporary
 folder, which a sandboxed candidate never sees (bwrap and docker give it a private one). In it:
 - `candidate.lock`, the lock of rule 1 (flock: let go by the kernel when its holder dies);
+- `room.lock` and `turnstile.lock`, the room of rule 3 (flock: shared by the evaluations that
+  grade within their share, exclusive for one that takes the GPU whole; the turnstile, held
+  only while the room is taken, keeps evaluations arriving later behind one that waits for the
+  room whole, so that it is not kept waiting by an endless stream of shared ones);
 - `pause`, a request of rule 2 (JSON: its id, and the grading process that made it);
 - `active/<pid>`, a trusted child with a CUDA context that answers requests (its content: the
   pid of its grading process, whose own requests it does not answer);
@@ -101,6 +109,14 @@ class ShareReport:
     # which every process of the host shares.
     candidate_turns: list[tuple[float, float]] = field(default_factory=list)
     pauses: list[dict[str, Any]] = field(default_factory=list)
+    # The room (rule 3): "shared" or "whole" (as the evaluation's children last held it), why
+    # it was last taken whole (a probe's room is given back where the plan fits the share),
+    # and the waits for it.
+    room: str = ""
+    whole_because: str = ""
+    room_waited_s: float = 0.0
+    # When this evaluation held the room whole: (from, to), as candidate_turns.
+    whole_turns: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def refused(self) -> str | None:
@@ -112,6 +128,10 @@ class ShareReport:
             "candidate_waited_s": round(self.candidate_waited_s, 3),
             "candidate_turns": [[round(a, 3), round(b, 3)] for a, b in self.candidate_turns],
             "pauses": self.pauses,
+            "room": self.room,
+            "whole_because": self.whole_because,
+            "room_waited_s": round(self.room_waited_s, 3),
+            "whole_turns": [[round(a, 3), round(b, 3)] for a, b in self.whole_turns],
         }
 
 
@@ -121,6 +141,57 @@ class GpuShare:
     def __init__(self, folder: Path, evaluations_per_gpu: int) -> None:
         self.folder = folder
         self.report = ShareReport(evaluations_per_gpu)
+        self._room: int | None = None  # the room's descriptor while this evaluation holds it
+        self._whole_since = 0.0
+
+    # ---- the room (rule 3) ----------------------------------------------------------------------
+
+    @property
+    def whole(self) -> bool:
+        return self._room is not None and self.report.room == "whole"
+
+    def enter(self, stop: threading.Event | None = None) -> None:
+        """The room taken shared, for the evaluation's length (`leave` lets it go); a whole
+        hold is let go first."""
+        self.leave()
+        self._take_room(fcntl.LOCK_SH, stop)
+        self.report.room = "shared"
+
+    def take_whole(self, because: str, stop: threading.Event | None = None) -> None:
+        """The room taken whole: the shared hold let go first (so that two evaluations that
+        both want it whole never wait on each other), then taken alone once every other
+        evaluation on the GPU has left it. Nothing of this evaluation runs on the GPU
+        meanwhile."""
+        if not self.whole:
+            self.leave()
+            self._take_room(fcntl.LOCK_EX, stop)
+            self._whole_since = time.monotonic()
+        self.report.room, self.report.whole_because = "whole", because
+
+    def leave(self) -> None:
+        if self._room is None:
+            return
+        os.close(self._room)  # lets the lock go
+        self._room = None
+        if self.report.room == "whole":
+            self.report.whole_turns.append((self._whole_since, time.monotonic()))
+
+    def _take_room(self, mode: int, stop: threading.Event | None) -> None:
+        started = time.monotonic()
+        turnstile = os.open(self.folder / "turnstile.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        room = os.open(self.folder / "room.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            _hold(turnstile, fcntl.LOCK_EX, stop)
+            _hold(room, mode, stop)
+        except BaseException:
+            os.close(room)
+            raise
+        finally:
+            os.close(turnstile)
+        self._room = room
+        self.report.room_waited_s += time.monotonic() - started
+
+    # ---- the candidate lock (rule 1) ------------------------------------------------------------
 
     @contextlib.contextmanager
     def candidate_turn(self, stop: threading.Event | None = None) -> Iterator[None]:
@@ -128,16 +199,7 @@ class GpuShare:
         started = time.monotonic()
         fd = os.open(self.folder / "candidate.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if stop is not None and stop.is_set():
-                        from grader.options import EvaluationStopped  # the grading process's
-
-                        raise EvaluationStopped("the caller stopped the evaluation") from None
-                    time.sleep(POLL_S)
+            _hold(fd, fcntl.LOCK_EX, stop)
             held = time.monotonic()
             self.report.candidate_waited_s += held - started
             try:
@@ -266,6 +328,20 @@ class PausePoint:
             with contextlib.suppress(OSError):
                 path.unlink()
         self.folder = None
+
+
+def _hold(fd: int, mode: int, stop: threading.Event | None) -> None:
+    """flock's `mode` on `fd`, waited for; EvaluationStopped where `stop` is set meanwhile."""
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if stop is not None and stop.is_set():
+                from grader.options import EvaluationStopped  # the grading process's
+
+                raise EvaluationStopped("the caller stopped the evaluation") from None
+            time.sleep(POLL_S)
 
 
 def _request(pause: Path) -> tuple[str, int] | None:

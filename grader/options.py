@@ -67,6 +67,10 @@ class EvaluateOptions:
     # host's temporary folder by default); every process sharing a GPU names the same.
     evaluations_per_gpu: int = 1
     gpu_share_root: str | None = None
+    # The share an evaluation that takes the GPU whole may use (gpu_share.py, rule 3), and the
+    # one its unseen shapes are screened and its cases planned on: gpu_memory_share as given,
+    # before it is divided among the evaluations in flight. Set from it where not given (0).
+    gpu_memory_whole: float = 0.0
     # The build cache (builds.py) shared with the build stage; None: every evaluation builds.
     build_cache: str | None = None
     # TORCH_CUDA_ARCH_LIST for builds; None: the GPU's own (9.0a on Hopper).
@@ -109,6 +113,10 @@ class EvaluateOptions:
             raise ValueError(
                 f"evaluations_per_gpu must be 1 or more, not {self.evaluations_per_gpu}"
             )
+        if not self.gpu_memory_whole:
+            self.gpu_memory_whole = self.gpu_memory_share
+        if not 0.0 < self.gpu_memory_whole <= 1.0:
+            raise ValueError(f"gpu_memory_whole must be in (0, 1], not {self.gpu_memory_whole}")
         if self.evaluations_per_gpu > 1:
             self.gpu_memory_share = min(self.gpu_memory_share, 1.0 / self.evaluations_per_gpu)
         if self.judge_cache_bytes < 0:

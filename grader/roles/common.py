@@ -39,9 +39,11 @@ def memory_share(job: dict[str, Any]) -> float:
 
 
 def hold_to_share(job: dict[str, Any]) -> None:
-    """Where several evaluations share one GPU, each process allocates within its share."""
+    """Where several evaluations share one GPU, each process allocates within its share; a
+    process that serves job after job (a warm judge) takes each job's share, the whole GPU
+    included."""
     share = memory_share(job)
-    if job["device"] == "cuda" and share < 1.0:
+    if job["device"] == "cuda" and (share < 1.0 or torch.cuda.is_initialized()):
         torch.cuda.set_per_process_memory_fraction(share)
 
 

@@ -8,13 +8,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from grader import gpu_share
+from grader import caseplan, gpu_share
 from grader.gpu_share import GpuShare, PausePoint, PauseRefused, share_folder
+from grader.options import EvaluationStopped
 from sandboxes.backends import bwrap_usable
 
 # A trusted child: registered, it works in steps of 10 ms, calling its pause point before each,
@@ -199,6 +201,122 @@ def test_the_gate_opens_once_the_others_are_held_and_they_run_on_after(folder, t
     assert pause["why"] == "candidate timing" and pause["held"] == 1 and pause["held_s"] >= 0.3
 
 
+# Another grading process in the GPU's room: it enters shared, after `delay` seconds, takes the
+# room whole where asked, holds it for `hold` seconds, and prints when it held what, and its report.
+ROOM = """
+import json, sys, time
+from pathlib import Path
+from grader.gpu_share import GpuShare
+share = GpuShare(Path(sys.argv[1]), 2)
+mode, delay, hold = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+share.enter()
+time.sleep(delay)
+if mode == "whole":
+    share.take_whole("test")
+began = time.monotonic()
+time.sleep(hold)
+ended = time.monotonic()
+share.leave()
+print(json.dumps({"held": [began, ended], "report": share.report.to_dict()}))
+"""
+
+
+def room(folder: Path, mode: str, delay: float, hold: float) -> subprocess.Popen[str]:
+    return run_python(ROOM, str(folder), mode, str(delay), str(hold))
+
+
+def held(process: subprocess.Popen[str]) -> dict:
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0
+    return json.loads(out)
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_the_room_is_shared_by_evaluations_within_their_share(folder):
+    first, second = room(folder, "shared", 0.0, 0.8), room(folder, "shared", 0.0, 0.8)
+    a, b = held(first), held(second)
+    assert overlap(a["held"], b["held"])
+    assert a["report"]["room"] == b["report"]["room"] == "shared"
+
+
+def test_a_whole_room_waits_for_the_shared_and_holds_later_ones_back(folder):
+    shared = room(folder, "shared", 0.0, 1.0)
+    time.sleep(0.3)
+    whole = room(folder, "whole", 0.0, 0.6)
+    time.sleep(0.3)
+    later = room(folder, "shared", 0.0, 0.2)
+    a, w, c = held(shared), held(whole), held(later)
+    # Alone while whole: after the shared holder left, and before the later one came in, though
+    # the later one asked while the room was still shared.
+    assert not overlap(w["held"], a["held"]) and not overlap(w["held"], c["held"])
+    assert a["held"][1] <= w["held"][0] <= w["held"][1] <= c["held"][0]
+    assert w["report"]["room"] == "whole" and w["report"]["whole_because"] == "test"
+    assert w["report"]["room_waited_s"] >= 0.3
+    assert c["report"]["room"] == "shared"
+
+
+def test_two_evaluations_that_both_take_the_room_whole_take_it_in_turn(folder):
+    # Both hold it shared when both ask for it whole: neither waits on the other's shared hold.
+    first, second = room(folder, "whole", 0.4, 0.4), room(folder, "whole", 0.4, 0.4)
+    a, b = held(first), held(second)
+    assert not overlap(a["held"], b["held"])
+    assert a["report"]["room"] == b["report"]["room"] == "whole"
+
+
+def test_a_room_held_by_a_killed_process_is_let_go_and_a_stop_ends_the_wait(folder):
+    holder = run_python(
+        """
+        import sys, time
+        from pathlib import Path
+        from grader.gpu_share import GpuShare
+        share = GpuShare(Path(sys.argv[1]), 2)
+        share.enter()
+        share.take_whole("test")
+        print("whole", flush=True)
+        time.sleep(60)
+        """,
+        str(folder),
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "whole"
+    share = GpuShare(folder, 2)
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(EvaluationStopped):
+        share.enter(stop)
+    assert 0.25 <= time.monotonic() - started < 5
+    holder.kill()
+    holder.wait()
+    started = time.monotonic()
+    share.enter()
+    share.take_whole("after the kill")
+    assert time.monotonic() - started < 2
+    share.leave()
+
+
+def test_a_plan_beyond_its_share_is_named_and_one_within_it_is_not():
+    gib = 2**30
+    entry = {"visible_peak_bytes": 2 * gib, "visible_output_bytes": gib}
+    shapes = [{"shape": {"n": 1}, "seen": True, "cases": [{}]}]
+    small = caseplan.Budget(gib, 12 * gib, 10 * gib, 0, 60 * gib)
+    # 10 GiB of outputs beside the judge's 4 GiB reserve and three peaks fit 70 GiB.
+    assert caseplan.beyond_share(entry, shapes, small, 70 * gib, on_device=True) == ""
+    # 50 GiB do not: the room is taken whole.
+    large = caseplan.Budget(gib, 60 * gib, 50 * gib, 0, 60 * gib)
+    assert "outputs on the device" in caseplan.beyond_share(
+        entry, shapes, large, 70 * gib, on_device=True
+    )
+    # Through host memory, only the judge's room counts.
+    assert caseplan.beyond_share(entry, shapes, large, 70 * gib, on_device=False) == ""
+    huge = {"visible_peak_bytes": 30 * gib, "visible_output_bytes": gib}
+    assert "judge's room" in caseplan.beyond_share(huge, shapes, small, 70 * gib, on_device=False)
+    # The same plan alone on a GPU (the whole share) fits where it did not fit the share.
+    assert caseplan.beyond_share(entry, shapes, large, 141 * gib, on_device=True) == ""
+
+
 def test_a_pause_point_without_a_shared_gpu_does_nothing():
     calls = []
     point = PausePoint(None, lambda: calls.append(1))
@@ -212,7 +330,7 @@ import json, sys
 from grader import EvaluateOptions, evaluate
 options = EvaluateOptions(
     timeout_s=180, unseen_count=1, evaluations_per_gpu=2, gpu_share_root=sys.argv[1],
-    decoy_test=True,
+    decoy_test=True, probe_cache=sys.argv[1] + "/probes.json",
 )
 result = evaluate("silu", sys.argv[2], "cpu", options)
 gates = {name: gate.passed for name, gate in result.gates.items()}
@@ -234,6 +352,11 @@ def test_two_evaluations_on_one_device_run_one_solution_at_a_time(tmp_path):
         # The candidate's child and the decoy test's: the solution's code, each under the lock.
         assert len(share["candidate_turns"]) == 2
         turns += share["candidate_turns"]
+    # The task is new to both: the first to probe it took the GPU's room whole; the other
+    # found it measured once the room was its, or probed it alone too.
+    rooms = [r["share"] for r in results]
+    assert "the task's probe" in [r["whole_because"] for r in rooms]
+    assert all(r["room"] in ("shared", "whole") for r in rooms)
     turns.sort()
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(turns))
     assert not list((share_folder("cpu", tmp_path) / "active").iterdir())

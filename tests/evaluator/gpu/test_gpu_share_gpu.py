@@ -84,3 +84,68 @@ def test_two_evaluations_share_a_gpu_one_solution_and_one_timing_at_a_time(tmp_p
     assert timing[0]["held_s"] > 0
     seen = [row for row in honest["per_shape"] if row["seen"]]
     assert seen and all(row["candidate_ms"] and row["eager_ms"] for row in seen)
+
+
+# KernelBench's level1/19 at its size: 6.4 GB a case's outputs, whose plan's outputs held on
+# the device between candidate and judge are more than half an H200's memory.
+BIG_RELU = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+batch_size = 4096
+dim = 393216
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim) - 0.5]
+
+
+def get_init_inputs():
+    return []
+"""
+
+RELU_AS_SOLUTION = """
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+def test_an_evaluation_beyond_its_share_takes_the_gpu_whole_and_keeps_its_outputs_on_it(tmp_path):
+    problem, solution = tmp_path / "19_ReLU.py", tmp_path / "relu_solution.py"
+    problem.write_text(BIG_RELU)
+    solution.write_text(RELU_AS_SOLUTION)
+    script = EVALUATE.replace('evaluate("silu", sys.argv[2]', "evaluate(sys.argv[3], sys.argv[2]")
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path), str(path), task],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for path, task in ((solution, str(problem)), (SILU_TRITON, "silu"))
+    ]
+    outs = [run.communicate(timeout=1200)[0] for run in runs]
+    big, small = (json.loads(out.splitlines()[-1]) for out in outs)
+    assert big["gates"]["correctness"]["passed"] is True, big["gates"]
+    assert small["status"] == "passed", small["gates"]
+    big_share, small_share = big["environment"]["gpu_share"], small["environment"]["gpu_share"]
+    # The ReLU's plan holds more than half the GPU's memory: it graded alone, on the whole GPU,
+    # every byte compared on the device; the SiLU graded within its share.
+    assert big_share["room"] == "whole", big_share
+    assert "outputs on the device" in big_share["whole_because"], big_share
+    detail = big["gates"]["correctness"]["detail"]
+    assert detail["bytes_on_device"] == detail["bytes_compared"] > 2**35, detail
+    assert small_share["room"] == "shared", small_share
+    # Nothing of the other evaluation's ran on the GPU while the room was the ReLU's.
+    (whole,) = big_share["whole_turns"][-1:]
+    for turn in small_share["candidate_turns"]:
+        assert turn[1] <= whole[0] or whole[1] <= turn[0], (turn, whole)
