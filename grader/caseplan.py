@@ -138,6 +138,21 @@ def apply_budget(
     return out, Budget(unit, budget, planned, dropped, device_bytes)
 
 
+def estimated_peak(entry: Mapping[str, Any], shape: Mapping[str, Any]) -> int:
+    """A planned shape's estimated peak, as the probe's verdict admitted it (the visible peak,
+    scaled by the shape's footprint); a visible shape's, or one with no verdict, the visible
+    peak."""
+    visible = int(entry.get("visible_peak_bytes") or 0)
+    verdict = (entry.get("shapes") or {}).get(feasibility.shape_key(shape["shape"])) or {}
+    if shape.get("seen") or verdict.get("footprint_bytes") is None:
+        return visible
+    return feasibility.estimated_peak_bytes(
+        visible_peak_bytes=visible,
+        footprint_bytes=int(verdict["footprint_bytes"]),
+        visible_footprint_bytes=int(entry.get("visible_footprint_bytes") or 0),
+    )
+
+
 def beyond_share(
     entry: Mapping[str, Any] | None,
     shapes: Sequence[dict[str, Any]],
@@ -147,10 +162,18 @@ def beyond_share(
     on_device: bool,
 ) -> str:
     """Why a plan does not fit `share_bytes` of the GPU's memory, where several evaluations share
-    it (gpu_share.py, rule 3): the judge's room beside the outputs (device_outputs.py), and the
-    outputs the plan holds on the device. '' where it fits."""
+    it (gpu_share.py, rule 3): each shape's estimated peak within the share's budget, by the
+    rule that admitted it on the whole GPU (feasibility.py); the judge's room beside the outputs
+    (device_outputs.py); and the outputs the plan holds on the device. '' where it fits."""
     entry = entry or {}
     peak = entry.get("visible_peak_bytes")
+    memory = feasibility.budget_bytes(share_bytes)
+    shape_peak = max((estimated_peak(entry, s) for s in shapes), default=0)
+    if shape_peak > memory:
+        return (
+            f"a shape's estimated peak ({shape_peak / 2**30:.1f} GiB) is over the share's "
+            f"budget ({memory / 2**30:.1f} GiB)"
+        )
     largest = largest_peak_bytes(entry, shapes)
     needs = judge_needs_bytes(peak, largest)
     if needs > share_bytes:

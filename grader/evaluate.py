@@ -61,6 +61,7 @@ from grader.launch import phases as _phases
 from grader.options import EvaluateOptions, EvaluationStopped, resolve_device
 from grader.outcomes import (
     GraderError,
+    beyond_share,
     bytes_compared,
     candidate_facts,
     compile_median,
@@ -303,7 +304,7 @@ class _Evaluation:
 
     def _candidate_then_judge(self) -> None:
         try:
-            candidate = self._child("candidate", self.candidate_dir, sandboxed=True)
+            candidate = self._candidate()
         except SandboxError as exc:
             return self._sandbox_error(str(exc))
         if self.broker is not None:
@@ -351,6 +352,29 @@ class _Evaluation:
         self._store_baselines(judge)
         self._conclude(candidate, judge)
         return None
+
+    def _candidate(self) -> Outcome:
+        """The candidate's child. One that ran out of device memory within its share of a shared
+        GPU, on shapes planned for the whole of it, is not judged by that run: the evaluation
+        takes the GPU whole and runs the candidate again, from nothing it left."""
+        outcome = self._child("candidate", self.candidate_dir, sandboxed=True)
+        if self.share is None or self.share.whole or not beyond_share(outcome):
+            return outcome
+        if self.broker is not None:
+            self.broker.close()
+            self.broker = None
+        for leftover in [
+            *self.io_dir.iterdir(),
+            *self.candidate_dir.glob(preludes.GATE_NAME + "*"),
+        ]:
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+        self.share.take_whole("the candidate ran out of memory within the share", self.options.stop)
+        self.memory_share = self.options.gpu_memory_whole
+        self._open_broker()
+        return self._child("candidate", self.candidate_dir, sandboxed=True)
 
     # ---- the build cache (builds.py) ------------------------------------------------------------
 
@@ -576,9 +600,10 @@ class _Evaluation:
         if self.share is not None and not sandboxed:
             job["gpu_share_dir"] = str(self.share.folder)  # its pause points answer there
         job_path = workdir / "job.json"
-        job_path.write_text(
-            json.dumps({**job, "arch": self.arch, "memory_share": self.memory_share})
-        )
+        shares = {"memory_share": self.memory_share}
+        if role == "candidate":
+            shares["memory_whole"] = self.options.gpu_memory_whole
+        job_path.write_text(json.dumps({**job, "arch": self.arch, **shares}))
         if sandboxed:
             self.result.environment["sandbox"] = self.launcher.sandbox(sandboxed=True).name
         with self._gpu_turn(role, sandboxed):

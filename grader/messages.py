@@ -16,9 +16,14 @@ class Done(TypedDict):
     """The role finished its job (child.main); its absence with no error means it died."""
 
 
+# The stage of a candidate's out-of-memory within its share of a shared GPU, on shapes planned
+# for the whole of it (roles.common.runtime_error): the grading process grades it again alone.
+BEYOND_SHARE = "beyond_share"
+
+
 class Error(TypedDict, total=False):
     """A run-wide stage error (roles.common.StageError): compile, construct, runtime,
-    device_busy, scratch_full, judge, decoy."""
+    device_busy, beyond_share, scratch_full, judge, decoy."""
 
     stage: str
     message: str

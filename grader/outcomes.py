@@ -8,6 +8,7 @@ from typing import Any
 
 from grader.gates import CandidateFacts
 from grader.launch import exit_description, log_tail
+from grader.messages import BEYOND_SHARE
 from grader.result import (
     ShapeRow,
 )
@@ -39,8 +40,9 @@ def _stage_error(outcome: Outcome, stage: str) -> dict[str, Any] | None:
 
 def device_busy(outcome: Outcome) -> tuple[str, str, dict[str, Any]] | None:
     """(gate, reason, detail) where the candidate ran out of GPU memory that other processes
-    held: the device was shared, so the run says nothing of the solution."""
-    message = _stage_error(outcome, "device_busy")
+    held, or within its share of a GPU shared by design (one not graded again alone): the
+    device was shared, so the run says nothing of the solution."""
+    message = _stage_error(outcome, "device_busy") or _stage_error(outcome, BEYOND_SHARE)
     if message is None:
         return None
     reason = (
@@ -48,6 +50,12 @@ def device_busy(outcome: Outcome) -> tuple[str, str, dict[str, Any]] | None:
         "this is not the solution's failure"
     )
     return "correctness", reason, {"error": message["message"][-4000:]}
+
+
+def beyond_share(outcome: Outcome) -> bool:
+    """The candidate ran out of device memory within its share of a shared GPU
+    (roles.common.runtime_error): the evaluation grades it again, alone."""
+    return _stage_error(outcome, BEYOND_SHARE) is not None
 
 
 def scratch_full(outcome: Outcome, io_dir: Path) -> tuple[str, str, dict[str, Any]] | None:

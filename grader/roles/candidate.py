@@ -51,6 +51,7 @@ class _Candidate:
         self.job = job
         self.device: str = job["device"]
         self.share = memory_share(job)
+        self.whole = job.get("memory_whole")  # the share its shapes were planned on
         self.io_dir = Path(job["io_dir"])
         self.outbox = _outbox(job)
         self.steps = Steps(job)
@@ -192,7 +193,7 @@ class _Candidate:
             try:
                 self._time_shape(index, shape, sets)
             except Exception as exc:
-                raise runtime_error(exc, index, self.device, self.share) from None
+                raise runtime_error(exc, index, self.device, self.share, self.whole) from None
             del sets
             release_device_memory(self.device)
         if self.job.get("timing_gate"):
@@ -270,7 +271,7 @@ class _Candidate:
                 output = model(*inputs)
                 sync(self.device)
         except BaseException as exc:
-            raise runtime_error(exc, index, self.device, self.share) from None
+            raise runtime_error(exc, index, self.device, self.share, self.whole) from None
         self.steps.mark("profiled_call" if profile is not None else "call")
         outputs = as_list(output)
         violations = _violations(outputs, inputs, pristine)

@@ -14,6 +14,7 @@ from grader.cases import Case, Stress, StressError
 from grader.device_outputs import device_budget_bytes
 from grader.feasibility import RESERVE_BYTES
 from grader.gpu_share import PausePoint
+from grader.messages import BEYOND_SHARE
 
 INIT_SEED = 42
 
@@ -109,14 +110,20 @@ def grader_error(exc: BaseException, index: int, shape: dict[str, int]) -> "Stag
     return StageError("judge", describe(exc), index)
 
 
-def runtime_error(exc: BaseException, index: int, device: str, share: float) -> "StageError":
+def runtime_error(
+    exc: BaseException, index: int, device: str, share: float, whole: float | None = None
+) -> "StageError":
     """The solution's failure while running, unless it ran out of device memory that other
     processes on the GPU were holding: then the device was shared and the failure is not the
-    solution's (stage "device_busy", a grader error)."""
+    solution's (stage "device_busy", a grader error). Out of memory within a share smaller than
+    the one its shapes were planned on (`whole`: the GPU's room, gpu_share.py) is not the
+    solution's either (stage "beyond_share": the grading process grades it again, alone)."""
     if device == "cuda" and is_out_of_memory(exc):
         busy = _device_contention(share)
         if busy:
             return StageError("device_busy", f"{busy}; {describe(exc)}", index)
+        if whole is not None and share < whole:
+            return StageError(BEYOND_SHARE, describe(exc), index)
     return StageError("runtime", describe(exc), index)
 
 

@@ -13,11 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
-from grader import caseplan, gpu_share
+from grader import caseplan, feasibility, gpu_share
+from grader.evaluate import _Evaluation
 from grader.gpu_share import GpuShare, PausePoint, PauseRefused, share_folder
-from grader.options import EvaluationStopped
-from sandboxes.backends import bwrap_usable
+from grader.options import EvaluateOptions, EvaluationStopped
+from grader.outcomes import device_busy
+from grader.roles.common import runtime_error
+from sandboxes.backends import Outcome, bwrap_usable
 
 # A trusted child: registered, it works in steps of 10 ms, calling its pause point before each,
 # and stamps each step (host monotonic clock) until its stop file appears.
@@ -312,9 +316,21 @@ def test_a_plan_beyond_its_share_is_named_and_one_within_it_is_not():
     # Through host memory, only the judge's room counts.
     assert caseplan.beyond_share(entry, shapes, large, 70 * gib, on_device=False) == ""
     huge = {"visible_peak_bytes": 30 * gib, "visible_output_bytes": gib}
-    assert "judge's room" in caseplan.beyond_share(huge, shapes, small, 70 * gib, on_device=False)
+    why = caseplan.beyond_share(huge, shapes, small, 70 * gib, on_device=False)
+    assert "estimated peak (30.0 GiB)" in why, why
     # The same plan alone on a GPU (the whole share) fits where it did not fit the share.
     assert caseplan.beyond_share(entry, shapes, large, 141 * gib, on_device=True) == ""
+    # An unseen shape whose inputs are far larger than the visible shape's, its outputs not
+    # (a matrix-vector product's K): its working set decides, by the probe's rule.
+    unseen = {"shape": {"n": 2}, "seen": False, "cases": [{}]}
+    wide = {
+        **entry,
+        "visible_footprint_bytes": 2 * gib,
+        "shapes": {feasibility.shape_key({"n": 2}): {"footprint_bytes": 24 * gib}},
+    }
+    why = caseplan.beyond_share(wide, [*shapes, unseen], small, 70 * gib, on_device=True)
+    assert "estimated peak (24.0 GiB)" in why, why
+    assert caseplan.beyond_share(wide, [*shapes, unseen], small, 141 * gib, on_device=True) == ""
 
 
 def test_a_pause_point_without_a_shared_gpu_does_nothing():
@@ -360,3 +376,52 @@ def test_two_evaluations_on_one_device_run_one_solution_at_a_time(tmp_path):
     turns.sort()
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(turns))
     assert not list((share_folder("cpu", tmp_path) / "active").iterdir())
+
+
+def test_out_of_memory_within_a_share_is_not_the_solutions_and_is_graded_again_alone(
+    folder, monkeypatch
+):
+    oom = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 14.27 GiB")
+    # Within a share smaller than the one its shapes were planned on: not the solution's.
+    assert runtime_error(oom, 4, "cuda", 0.5, 1.0).stage == "beyond_share"
+    # Alone (the share is the whole), or where nothing was shared, it is.
+    assert runtime_error(oom, 4, "cuda", 1.0, 1.0).stage == "runtime"
+    assert runtime_error(oom, 4, "cuda", 1.0).stage == "runtime"
+    ran_out = Outcome(1, False, 1.0, [{"event": "error", "stage": "beyond_share", "message": "x"}])
+    # Had it ever reached the gates, it would read as a grader error, never the solution's.
+    _, reason, _ = device_busy(ran_out)
+    assert "not the solution's failure" in reason
+
+    # The grading process's side: the candidate that ran out within its share runs again, on
+    # the whole GPU, from nothing the first run left.
+    evaluation = object.__new__(_Evaluation)
+    evaluation.options = EvaluateOptions(evaluations_per_gpu=2)
+    evaluation.share = GpuShare(folder, 2)
+    evaluation.share.enter()
+    evaluation.memory_share = evaluation.options.gpu_memory_share
+    evaluation.broker = None
+    evaluation.device = "cpu"
+    evaluation.candidate_dir = folder.parent / "candidate"
+    evaluation.io_dir = evaluation.candidate_dir / "io"
+    evaluation.io_dir.mkdir(parents=True)
+    runs = []
+
+    def child(role, workdir, *, sandboxed):
+        left = sorted(p.name for p in [*evaluation.io_dir.iterdir(), *workdir.glob("timing-*")])
+        runs.append((role, evaluation.memory_share, evaluation.share.whole, left))
+        # The first run leaves a case's outputs and its timing gate's files behind.
+        (evaluation.io_dir / "shape4-case0.out").write_bytes(b"stale")
+        (workdir / "timing-gate.waiting").touch()
+        return ran_out if len(runs) == 1 else Outcome(0, False, 1.0, [{"event": "done"}])
+
+    monkeypatch.setattr(evaluation, "_child", child)
+    outcome = evaluation._candidate()
+    evaluation.share.leave()
+    assert outcome.last("done") is not None
+    assert runs == [
+        ("candidate", 0.5, False, []),
+        ("candidate", 1.0, True, []),
+    ]
+    report = evaluation.share.report
+    assert report.whole_because == "the candidate ran out of memory within the share"
+    assert len(report.whole_turns) == 1
