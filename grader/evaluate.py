@@ -179,13 +179,14 @@ class _Evaluation:
         self.io_dir.mkdir(parents=True, exist_ok=True)
         self.judge_dir.mkdir(exist_ok=True)
         self.solution = Path(shutil.copy(solution, self.candidate_dir / "solution.py"))
+        self.solution_source = self.solution.read_bytes()
         self.reference = Path(shutil.copy(spec.reference_path, self.candidate_dir / "reference.py"))
         self.cached_baselines: dict[str, Any] = {}
         self.candidate_graphs: dict[str, bool] = {}
         self.arch = launcher.arch
         self.build_root = Path(self.options.build_cache) if self.options.build_cache else None
         self.build_key = builds.build_key(
-            source=self.solution.read_bytes(),
+            source=self.solution_source,
             torch_version=str(result.environment.get("torch", "")),
             cuda=result.environment.get("cuda"),
             arch=self.arch,
@@ -356,7 +357,9 @@ class _Evaluation:
     def _candidate(self) -> Outcome:
         """The candidate's child. One that ran out of device memory within its share of a shared
         GPU, on shapes planned for the whole of it, is not judged by that run: the evaluation
-        takes the GPU whole and runs the candidate again, from nothing it left."""
+        takes the GPU whole and runs the candidate again, with nothing of the first run's that
+        the grading reads (its outputs, the descriptors it sent, its timing gate's files) and
+        the solution and reference copied afresh."""
         outcome = self._child("candidate", self.candidate_dir, sandboxed=True)
         if self.share is None or self.share.whole or not beyond_share(outcome):
             return outcome
@@ -371,6 +374,8 @@ class _Evaluation:
                 shutil.rmtree(leftover, ignore_errors=True)
             else:
                 leftover.unlink(missing_ok=True)
+        self.solution.write_bytes(self.solution_source)
+        shutil.copy(self.spec.reference_path, self.reference)
         self.share.take_whole("the candidate ran out of memory within the share", self.options.stop)
         self.memory_share = self.options.gpu_memory_whole
         self._open_broker()

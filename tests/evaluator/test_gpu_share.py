@@ -21,6 +21,7 @@ from grader.gpu_share import GpuShare, PausePoint, PauseRefused, share_folder
 from grader.options import EvaluateOptions, EvaluationStopped
 from grader.outcomes import device_busy
 from grader.roles.common import runtime_error
+from grader.taskspec import load_task
 from sandboxes.backends import Outcome, bwrap_usable
 
 # A trusted child: registered, it works in steps of 10 ms, calling its pause point before each,
@@ -404,24 +405,34 @@ def test_out_of_memory_within_a_share_is_not_the_solutions_and_is_graded_again_a
     evaluation.candidate_dir = folder.parent / "candidate"
     evaluation.io_dir = evaluation.candidate_dir / "io"
     evaluation.io_dir.mkdir(parents=True)
+    evaluation.solution = evaluation.candidate_dir / "solution.py"
+    evaluation.solution_source = b"class ModelNew: ...\n"
+    evaluation.solution.write_bytes(evaluation.solution_source)
+    evaluation.reference = evaluation.candidate_dir / "reference.py"
+    evaluation.spec = load_task("silu")
     runs = []
 
     def child(role, workdir, *, sandboxed):
         left = sorted(p.name for p in [*evaluation.io_dir.iterdir(), *workdir.glob("timing-*")])
-        runs.append((role, evaluation.memory_share, evaluation.share.whole, left))
-        # The first run leaves a case's outputs and its timing gate's files behind.
+        source = evaluation.solution.read_bytes()
+        runs.append((role, evaluation.memory_share, evaluation.share.whole, left, source))
+        # The first run leaves a case's outputs and its timing gate's files behind, and its
+        # solution rewritten.
         (evaluation.io_dir / "shape4-case0.out").write_bytes(b"stale")
         (workdir / "timing-gate.waiting").touch()
+        evaluation.solution.write_bytes(b"rewritten")
         return ran_out if len(runs) == 1 else Outcome(0, False, 1.0, [{"event": "done"}])
 
     monkeypatch.setattr(evaluation, "_child", child)
     outcome = evaluation._candidate()
     evaluation.share.leave()
     assert outcome.last("done") is not None
+    source = evaluation.solution_source
     assert runs == [
-        ("candidate", 0.5, False, []),
-        ("candidate", 1.0, True, []),
+        ("candidate", 0.5, False, [], source),
+        ("candidate", 1.0, True, [], source),
     ]
+    assert evaluation.reference.read_bytes() == evaluation.spec.reference_path.read_bytes()
     report = evaluation.share.report
     assert report.whole_because == "the candidate ran out of memory within the share"
     assert len(report.whole_turns) == 1
