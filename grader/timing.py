@@ -27,6 +27,11 @@ SIDE_STREAM_REPS = 10
 SIDE_STREAM_RATIO = 1.5
 SIDE_STREAM_MS = 0.01
 SIDE_STREAM_SAME_STREAM_MS = 0.25
+# A suspected call is drained again before it is reported, and reported only where every
+# measurement suspects it: work a solution leaves running shows in each, while device noise met
+# by one does not (a 4096-element kernel's drained median was 0.045 ms once against a bound of
+# 0.019 ms, and 0.019-0.037 ms in 12 measurements after it, H200, 2026-11-28).
+SIDE_STREAM_MEASUREMENTS = 2
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 Call = Callable[[int], Any]
@@ -129,24 +134,46 @@ def side_stream_check(
     _, profile = profile_call(lambda: call(0), "cuda")
     streams = sorted({k.stream for k in profile.kernels})
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    measured = _measure(
-        {"call": call, "empty": lambda k: None},
-        input_sets,
-        flush,
-        reps=SIDE_STREAM_REPS,
-        sync_inside=True,
-    )
-    report = SideStreamReport(
-        measured["call"], percentile(measured["empty"], 0.5), streams, profile.current_stream
-    )
-    suspected = side_stream_suspected(
-        kernel_streams=streams,
-        current_stream=profile.current_stream,
-        stream_median_ms=percentile(stream_ms, 0.5),
-        drained_median_ms=percentile(report.drained_ms, 0.5),
-        sync_ms=report.sync_ms,
-    )
-    return report if suspected else None
+
+    def measure() -> SideStreamReport:
+        measured = _measure(
+            {"call": call, "empty": lambda k: None},
+            input_sets,
+            flush,
+            reps=SIDE_STREAM_REPS,
+            sync_inside=True,
+        )
+        return SideStreamReport(
+            measured["call"], percentile(measured["empty"], 0.5), streams, profile.current_stream
+        )
+
+    def suspected(report: SideStreamReport) -> bool:
+        return side_stream_suspected(
+            kernel_streams=streams,
+            current_stream=profile.current_stream,
+            stream_median_ms=percentile(stream_ms, 0.5),
+            drained_median_ms=percentile(report.drained_ms, 0.5),
+            sync_ms=report.sync_ms,
+        )
+
+    return confirmed(measure, suspected)
+
+
+def confirmed(
+    measure: Callable[[], SideStreamReport],
+    suspected: Callable[[SideStreamReport], bool],
+    measurements: int = SIDE_STREAM_MEASUREMENTS,
+) -> SideStreamReport | None:
+    """None at the first of `measurements` drained measurements that is not suspected; where
+    every one is, the one with the lower drained median (the solution's time is the drained
+    time then, and the lower is the one least touched by noise)."""
+    reports = []
+    for _ in range(measurements):
+        report = measure()
+        if not suspected(report):
+            return None
+        reports.append(report)
+    return min(reports, key=lambda r: percentile(r.drained_ms, 0.5))
 
 
 def side_stream_suspected(

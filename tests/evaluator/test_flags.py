@@ -11,7 +11,7 @@ from grader.guards import KernelRun, WorkShare, _device_work_share
 from grader.guards import _interpreter_work_share as interpreter_work_share
 from grader.result import EvalResult, ShapeRow
 from grader.taskspec import load_task
-from grader.timing import side_stream_suspected
+from grader.timing import SideStreamReport, confirmed, side_stream_suspected
 from grader.verdicts import collect_flags, library_share, shape_failures
 from sandboxes.backends import Outcome
 
@@ -29,6 +29,32 @@ def suspected(streams, current, stream_ms, drained_ms, sync_ms=SYNC_MS):
         drained_median_ms=drained_ms,
         sync_ms=sync_ms,
     )
+
+
+def test_side_stream_work_is_reported_only_where_every_drained_measurement_shows_it():
+    # The measurements of the raw launch on the legacy stream on an H200: one met noise (0.045
+    # ms drained against a 0.021 ms sync), the next did not; and a solution whose work runs
+    # on a side stream, suspected in each.
+    def report(drained_ms, sync_ms=0.0150):
+        return SideStreamReport([drained_ms] * 10, sync_ms, [LEGACY, 17], 17)
+
+    def check(reports):
+        taken = []
+
+        def measure():
+            taken.append(reports[len(taken)])
+            return taken[-1]
+
+        def suspicious(r):
+            return suspected(r.kernel_streams, 17, 0.0061, r.drained_ms[0], r.sync_ms)
+
+        return confirmed(measure, suspicious), len(taken)
+
+    assert check([report(0.0453, 0.0211), report(0.0196)]) == (None, 2)
+    assert check([report(0.0196)]) == (None, 1)
+    hider = [report(0.912), report(0.897)]
+    found, taken = check(hider)
+    assert taken == 2 and found is hider[1]
 
 
 def test_a_few_microsecond_kernel_on_the_default_stream_is_not_side_stream_work():
