@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.hostinfo import nvidia_smi_query
+from sandboxes.processes import process_state
 
 POLL_S = 0.002
 # How long a requester waits for the trusted children to pause: their longest step between
@@ -380,8 +381,6 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:  # a zombie has exited: it runs nothing more
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
+    # A zombie has exited: it runs nothing more. A stat gone since the signal reads as alive,
+    # as the signal said.
+    return process_state(pid) != "Z"

@@ -14,7 +14,7 @@ def own_children(*, include_zombies: bool = True) -> set[int]:
         return _scanned_children(include_zombies=include_zombies)
     if include_zombies:
         return listed
-    return {pid for pid in listed if _state(pid) not in ("Z", None)}
+    return {pid for pid in listed if process_state(pid) not in ("Z", None)}
 
 
 def _listed_children() -> set[int] | None:
@@ -45,7 +45,7 @@ def _stat_fields(stat: Path) -> list[str] | None:
         return None
 
 
-def _state(pid: int) -> str | None:
+def process_state(pid: int) -> str | None:
     """The process's state letter (Z: a zombie), None where it is gone."""
     fields = _stat_fields(Path(f"/proc/{pid}/stat"))
     return fields[0] if fields else None
