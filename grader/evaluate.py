@@ -205,9 +205,6 @@ class _Evaluation:
         self.judge_reference = Path(
             shutil.copy(spec.reference_path, self.judge_dir / "reference.py")
         )
-        # The share of the GPU's memory this evaluation's children are held to: its share beside
-        # others, or the whole that a grading alone has (gpu_share.py, rule 3).
-        self.memory_share = self.options.gpu_memory_share
         # Several evaluations on this GPU at once (gpu_share.py): its lock, pauses and report.
         self.share: gpu_share.GpuShare | None = None
         if self.options.evaluations_per_gpu > 1:
@@ -227,6 +224,15 @@ class _Evaluation:
         finally:
             self.share.leave()
             self.result.environment["gpu_share"] = self.share.report.to_dict()
+
+    @property
+    def memory_share(self) -> float:
+        """The share of the GPU's memory this evaluation's children are held to: its share beside
+        others, or the whole that a grading alone has while it holds the GPU's room whole
+        (gpu_share.py, rule 3)."""
+        if self.share is not None and self.share.whole:
+            return self.options.gpu_memory_whole
+        return self.options.gpu_memory_share
 
     def _graded(self) -> None:
         try:
@@ -298,10 +304,8 @@ class _Evaluation:
             )
         if because:
             self.share.take_whole(because, self.options.stop)
-            self.memory_share = self.options.gpu_memory_whole
         elif self.share.whole:  # taken for the task's probe only
             self.share.enter(self.options.stop)
-            self.memory_share = self.options.gpu_memory_share
 
     def _candidate_then_judge(self) -> None:
         try:
@@ -377,7 +381,6 @@ class _Evaluation:
         self.solution.write_bytes(self.solution_source)
         shutil.copy(self.spec.reference_path, self.reference)
         self.share.take_whole("the candidate ran out of memory within the share", self.options.stop)
-        self.memory_share = self.options.gpu_memory_whole
         self._open_broker()
         return self._child("candidate", self.candidate_dir, sandboxed=True)
 
@@ -452,12 +455,10 @@ class _Evaluation:
             # The probe measures the whole share, alone; another evaluation's may have measured
             # the task meanwhile, and this one then grades beside others again.
             self.share.take_whole("the task's probe", self.options.stop)
-            self.memory_share = self.options.gpu_memory_whole
             entry = cache_load(path).get(key)
             kept, rejected, unknown = admit(pool, needed, entry)
             if not unknown:
                 self.share.enter(self.options.stop)
-                self.memory_share = self.options.gpu_memory_share
         if unknown:
             entry = feasibility.merge_probe(entry, self._probe(unknown, needed - len(kept), entry))
             with contextlib.suppress(OSError):

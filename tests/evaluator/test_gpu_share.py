@@ -399,7 +399,6 @@ def test_out_of_memory_within_a_share_is_not_the_solutions_and_is_graded_again_a
     evaluation.options = EvaluateOptions(evaluations_per_gpu=2)
     evaluation.share = GpuShare(folder, 2)
     evaluation.share.enter()
-    evaluation.memory_share = evaluation.options.gpu_memory_share
     evaluation.broker = None
     evaluation.device = "cpu"
     evaluation.candidate_dir = folder.parent / "candidate"
