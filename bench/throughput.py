@@ -25,8 +25,10 @@ timing, judge, other) and the bench's own store of the JSON line; medians per ph
 """
 
 import argparse
+import contextlib
 import cProfile
 import ctypes
+import fcntl
 import io
 import json
 import os
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +197,25 @@ def cli_run(
     return row
 
 
+def prepare_install(home: Path) -> dict[str, Any]:
+    """The host's install step (`python -m grader prepare`) with `home`'s caches, before its
+    first evaluation: its report and wall."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "prepare", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **cold_caches(home)},
+        check=False,
+    )
+    row = {"wall_s": round(time.monotonic() - started, 1), "exit": done.returncode}
+    with contextlib.suppress(ValueError):
+        row.update(json.loads(done.stdout))
+    print(json.dumps({"prepare": row}), flush=True)
+    return row
+
+
 def cold_caches(home: Path) -> dict[str, str]:
     """Every cache a first evaluation on a machine finds empty: Triton's kernels, the built
     CUDA extensions, torch.compile's, and the grader's own baselines and probes."""
@@ -255,8 +277,10 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
         # next solution of the same task on this machine, in a fresh process with the grader's
         # caches the first left (baselines, probe verdicts, the judge's kernels); the
         # candidate's own Triton cache is new in every evaluation.
-        cold = again = None
+        cold = again = prepared_install = None
         with tempfile.TemporaryDirectory() as home:
+            if args.prepare:
+                prepared_install = prepare_install(Path(home))
             if not args.no_cold:
                 cold = cli_run(task, solution, Path(home), pair=name)
                 if args.cli_again:
@@ -289,6 +313,8 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
                     if kb_process and cold
                     else None
                 ),
+                # The install step run before the cold command line (--prepare), not in it.
+                "prepare": prepared_install,
                 "ours_cli_again_s": again["wall_s"] if again else None,
                 "cli_again_ratio": (
                     round(again["wall_s"] / statistics.median(kb_process), 2)
@@ -338,7 +364,13 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     if args.only:
         specs = [s for s in specs if any(part in s[0] for part in args.only.split(","))]
     index, count = (int(x) for x in args.part.split("/"))
-    specs = specs[index::count]
+    queued = args.queue and args.barrier is not None and args.evaluations_per_gpu > 1
+    if queued:
+        # The GPU's parts (K in a row) share its problems, each taking the next from one queue.
+        per_gpu = args.evaluations_per_gpu
+        specs = specs[index // per_gpu :: max(count // per_gpu, 1)]
+    else:
+        specs = specs[index::count]
     cache = Path(tempfile.mkdtemp(prefix="bench-builds-"))
     try:
         built = build_stage([(spec, solution) for _, spec, solution, _ in specs], cache)
@@ -363,9 +395,12 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         rows = []
         # The last pass's grading process (its main thread) under cProfile, where asked.
         profiler = cProfile.Profile() if args.profile and number == args.passes - 1 else None
+        taken = _queue(specs, args.barrier / f"queue-{number}") if queued else iter(specs)
+        emptied = True
         with GpuBusy() as busy:
-            for name, spec, solution, _ in specs:
+            for name, spec, solution, _ in taken:
                 if time.monotonic() > deadline:
+                    emptied = False
                     break
                 began = time.monotonic()
                 if profiler is not None:
@@ -384,7 +419,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         passes.append(
             {
                 "pass": number,
-                "complete": len(rows) == len(specs),
+                "complete": emptied if queued else len(rows) == len(specs),
                 "evaluations": len(rows),
                 "wall_s": round(wall_s, 1),
                 # The host's monotonic clock, shared by the parts that grade on one GPU at once.
@@ -403,6 +438,20 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         )
         print(json.dumps({k: v for k, v in passes[-1].items() if k != "rows"}), flush=True)
     return {"build_stage": built, "passes": passes}
+
+
+def _queue(specs: list[Any], counter: Path) -> Iterator[Any]:
+    """`specs` taken one at a time by every part that shares `counter`, as a deployment's
+    workers take the next job from one queue: each part grades the next one no part took."""
+    lock = counter.with_suffix(".lock")
+    while True:
+        with lock.open("a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            taken = int(counter.read_text() or 0) if counter.exists() else 0
+            counter.write_text(str(taken + 1))
+        if taken >= len(specs):
+            return
+        yield specs[taken]
 
 
 def _barrier(folder: Path, number: int, parties: int, deadline: float) -> None:
@@ -561,6 +610,11 @@ def main() -> int:
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--no-cold", action="store_true", help="pairs: no cold evaluation")
     parser.add_argument(
+        "--prepare",
+        action="store_true",
+        help="pairs: the install step (python -m grader prepare) before each cold evaluation",
+    )
+    parser.add_argument(
         "--only", default="", help="pairs, or sweep problems, whose name holds one of these (a,b)"
     )
     parser.add_argument(
@@ -597,6 +651,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--barrier", type=Path, default=None, help="sweep: the folder the GPU's parts meet in"
+    )
+    parser.add_argument(
+        "--queue",
+        action="store_true",
+        help="sweep: the parts that share a GPU take its problems from one queue, not in turn",
     )
     args = parser.parse_args()
     if args.mode == "merge":

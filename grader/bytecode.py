@@ -28,12 +28,18 @@ Python would also pass over the standard library's own bytecode.
 
 A folder the user names with PYTHONPYCACHEPREFIX is the grader's trusted processes' too, but
 never a candidate's: it may hold the bytecode of the user's own programs.
+
+`python -m grader prepare` (`prepare`), a GPU host's install step, fills the folder ahead, so
+that the host's first evaluation reads it as its later ones do.
 """
 
 import functools
 import importlib.util
 import os
+import subprocess
 import sys
+import sysconfig
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -134,3 +140,45 @@ def use_here(judge_kernel_cache: str) -> bool:
     sys.pycache_prefix = str(path)
     sys.dont_write_bytecode = False
     return True
+
+
+def prepare(judge_kernel_cache: str, roots: Iterable[Path] | None = None) -> dict[str, object]:
+    """A GPU host's install step (`python -m grader prepare`): where the installed torch ships
+    no bytecode, every module the grader's processes import is compiled once into the grader's
+    folder, as pip would have compiled it beside its source, so that the host's first
+    evaluation starts as its later ones do. `roots`: the folders to compile (by default the
+    standard library, which a prefix passes over, the installed packages' folders, and the
+    grader's own code). Nothing is written where the installed torch has its bytecode."""
+    path = folder(judge_kernel_cache)
+    if roots is None and not installed_without_bytecode():
+        return {"needed": False, "folder": str(path)}
+    if roots is None:
+        paths = sysconfig.get_paths()
+        grader_root = Path(__file__).resolve().parent.parent
+        roots = [
+            Path(paths["stdlib"]),
+            *{Path(paths["purelib"]), Path(paths["platlib"])},
+            grader_root / "grader",
+            grader_root / "sandboxes",
+        ]
+    folders = [str(r) for r in roots if Path(r).is_dir()]
+    path.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    env = {**os.environ, PREFIX_VARIABLE: str(path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # Some installed files are not meant to compile (a test of a syntax error): compileall
+    # names them and goes on, so its status is reported, not taken for a failure.
+    done = subprocess.run(
+        [sys.executable, "-m", "compileall", "-qq", "-j", "0", *folders],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {
+        "needed": True,
+        "folder": str(path),
+        "roots": folders,
+        "seconds": round(time.monotonic() - started, 1),
+        "compileall_status": done.returncode,
+    }

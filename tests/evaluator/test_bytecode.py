@@ -58,6 +58,31 @@ def test_where_bytecode_is_installed_the_children_and_this_process_are_left_alon
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
 
 
+def test_prepare_fills_the_folder_ahead_and_a_first_process_reads_it(tmp_path, monkeypatch):
+    root, source = package(tmp_path, "shipped_bare")
+    cache = tmp_path / "judge-kernels"
+    monkeypatch.delenv(bytecode.PREFIX_VARIABLE, raising=False)
+    report = bytecode.prepare(str(cache), roots=[root, tmp_path / "no-such-folder"])
+    assert report["needed"] is True and report["roots"] == [str(root)]
+    folder = cache / "bytecode"
+    kept = bytecode._mirrored(folder, source.parent) / bytecode._bytecode_name(source)
+    assert kept.is_file()
+    assert not (source.parent / "__pycache__").exists()  # the package's folder is never written
+    # A first process with the grader's variables imports the module from that bytecode, and
+    # writes none.
+    mtime = kept.stat().st_mtime_ns
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), bytecode.PREFIX_VARIABLE: str(folder)}
+    code = "import shipped_bare; print(shipped_bare.__cached__, shipped_bare.VALUE)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [str(kept), "42"]
+    assert kept.stat().st_mtime_ns == mtime
+    # Where the installed torch has its bytecode, nothing is prepared.
+    monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": False)
+    assert bytecode.prepare(str(cache)) == {"needed": False, "folder": str(folder)}
+
+
 def test_trusted_children_keep_their_bytecode_in_the_graders_folder(tmp_path, no_bytecode):
     options = EvaluateOptions(judge_kernel_cache=str(tmp_path / "judge-kernels"))
     launcher = Launcher("cpu", "", options)
