@@ -19,7 +19,7 @@ from typing import Any
 
 from grader import feasibility
 from grader.cases import cases_for
-from grader.device_outputs import judge_needs_bytes
+from grader.device_outputs import device_budget_bytes, judge_needs_bytes
 from grader.feasibility import POOL_FACTOR
 from grader.generalization import (
     UnseenShape,
@@ -163,10 +163,8 @@ def beyond_share(
 ) -> str:
     """Why a plan does not fit `share_bytes` of the GPU's memory, where several evaluations share
     it (gpu_share.py, rule 3): each shape's estimated peak within the share's budget, by the
-    rule that admitted it on the whole GPU (feasibility.py); and the outputs the plan holds on
-    the device with the judge's room beside them (device_outputs.judge_needs_bytes). The plan's
-    outputs were bounded on the whole GPU (device_outputs.device_budget_bytes: at most half of
-    it); a share need only hold them and the judge's room. '' where it fits."""
+    rule that admitted it on the whole GPU (feasibility.py); the judge's room beside the outputs
+    (device_outputs.py); and the outputs the plan holds on the device. '' where it fits."""
     entry = entry or {}
     peak = entry.get("visible_peak_bytes")
     memory = feasibility.budget_bytes(share_bytes)
@@ -180,18 +178,10 @@ def beyond_share(
     needs = judge_needs_bytes(peak, largest)
     if needs > share_bytes:
         return f"the judge's room ({needs / 2**30:.1f} GiB) is more than the share"
-    held = held_on_device(budget) if on_device else 0
-    if held + needs > share_bytes:
-        return (
-            f"the plan's outputs on the device ({held / 2**30:.1f} GiB) and the judge's room "
-            f"({needs / 2**30:.1f} GiB) exceed the share"
-        )
+    held = min(budget.planned_bytes or 0, budget.device_bytes or 0) if on_device else 0
+    if held > device_budget_bytes(share_bytes, peak, largest):
+        return f"the plan's outputs on the device ({held / 2**30:.1f} GiB) exceed the share"
     return ""
-
-
-def held_on_device(budget: Budget) -> int:
-    """The most output bytes the plan holds on the device between candidate and judge."""
-    return min(budget.planned_bytes or 0, budget.device_bytes or 0)
 
 
 # ---- shapes: visible, then unseen shapes drawn for this evaluation alone ----

@@ -134,10 +134,6 @@ def evaluate(
     return result
 
 
-# The fractions of the GPU's memory an evaluation that shares it may claim (gpu_share.py, rule
-# 3): the least its plan fits.
-ROOM_STEPS = tuple(k / 32 for k in range(1, 33))
-
 # The grading process's warm-up of the meta device (index_limit.warm), once per process.
 _META_WARMUP: list[threading.Thread] = []
 
@@ -202,9 +198,6 @@ class _Evaluation:
         self.probe_entry: dict[str, Any] | None = None
         self.broker: device_outputs.Broker | None = None
         self.budget = caseplan.Budget(None, None, None, 0)
-        # The outputs the plan holds on the device, where the evaluation claimed its room by them
-        # (_fit_room): its children's device budget beside others, as the claim counted it.
-        self.held_on_device = 0
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -225,6 +218,7 @@ class _Evaluation:
             return None
         if self.share is None:
             return self._graded()
+        self.share.enter(self.options.stop)
         try:
             return self._graded()
         finally:
@@ -233,15 +227,12 @@ class _Evaluation:
 
     @property
     def memory_share(self) -> float:
-        """The share of the GPU's memory each of this evaluation's children may allocate: the
-        whole where it grades alone; beside others, its claim on the GPU's room (gpu_share.py,
-        rule 3) less the outputs it holds on the device, which no child's allocator counts."""
-        share, whole = self.share, self.options.gpu_memory_whole
-        if share is None or share.fraction <= 0.0:
-            return self.options.gpu_memory_share
-        total = self._share_total(whole) if self.held_on_device and not share.whole else None
-        held = self.held_on_device / total if total else 0.0
-        return max(share.fraction - held, 0.0) * whole
+        """The share of the GPU's memory this evaluation's children are held to: its share beside
+        others, or the whole that a grading alone has while it holds the GPU's room whole
+        (gpu_share.py, rule 3)."""
+        if self.share is not None and self.share.whole:
+            return self.options.gpu_memory_whole
+        return self.options.gpu_memory_share
 
     def _graded(self) -> None:
         try:
@@ -301,26 +292,20 @@ class _Evaluation:
         return int(int(entry["total_bytes"]) * share / self.options.gpu_memory_whole)
 
     def _fit_room(self, on_device: bool) -> None:
-        """Sharing the GPU (gpu_share.py, rule 3): the evaluation claims the least fraction of the
-        GPU's memory its plan fits (on a GPU, where a probe measured the task; else an even
-        share), and waits for it where the others' claims leave too little. Its plan is the
-        same whatever its claim."""
+        """Sharing the GPU (gpu_share.py, rule 3): the evaluation grades beside others within its
+        share where its plan fits it, and takes the GPU whole where it does not (on a GPU, where
+        a probe measured the task). Its plan is the same either way."""
         assert self.share is not None
-        even = self.options.gpu_memory_share / self.options.gpu_memory_whole
-        fraction, because = even, ""
-        if self.device == "cuda" and self._share_total(even) is not None:
-            because = self._beyond(even, on_device)
-            fraction = next((f for f in ROOM_STEPS if not self._beyond(f, on_device)), 1.0)
-            self.held_on_device = caseplan.held_on_device(self.budget) if on_device else 0
-        self.share.claim(fraction, because, self.options.stop)
-
-    def _beyond(self, fraction: float, on_device: bool) -> str:
-        """Why the plan does not fit `fraction` of the whole share ('' where it does)."""
-        total = self._share_total(fraction * self.options.gpu_memory_whole)
-        assert total is not None
-        return caseplan.beyond_share(
-            self.probe_entry, self.shapes, self.budget, total, on_device=on_device
-        )
+        total = self._share_total(self.options.gpu_memory_share)
+        because = ""
+        if self.device == "cuda" and total is not None:
+            because = caseplan.beyond_share(
+                self.probe_entry, self.shapes, self.budget, total, on_device=on_device
+            )
+        if because:
+            self.share.take_whole(because, self.options.stop)
+        elif self.share.whole:  # taken for the task's probe only
+            self.share.enter(self.options.stop)
 
     def _candidate_then_judge(self) -> None:
         try:
@@ -469,10 +454,11 @@ class _Evaluation:
         if unknown and self.share is not None:
             # The probe measures the whole share, alone; another evaluation's may have measured
             # the task meanwhile, and this one then grades beside others again.
-            # The claim is made smaller once the plan is known (_fit_room).
             self.share.take_whole("the task's probe", self.options.stop)
             entry = cache_load(path).get(key)
             kept, rejected, unknown = admit(pool, needed, entry)
+            if not unknown:
+                self.share.enter(self.options.stop)
         if unknown:
             entry = feasibility.merge_probe(entry, self._probe(unknown, needed - len(kept), entry))
             with contextlib.suppress(OSError):
@@ -611,11 +597,7 @@ class _Evaluation:
         if self.broker is not None:
             folder = self.judge_dir if role == "judge" else self.candidate_dir
             job["output_socket"] = str(folder / device_outputs.SOCKET_NAME)
-            job["device_output_budget_bytes"] = (
-                self.held_on_device
-                if self.share is not None and not self.share.whole and self.held_on_device
-                else self._device_output_budget()
-            )
+            job["device_output_budget_bytes"] = self._device_output_budget()
         return self._launch(job, workdir, sandboxed=sandboxed)
 
     def _launch(self, job: dict[str, Any], workdir: Path, *, sandboxed: bool) -> Outcome:

@@ -15,25 +15,20 @@ What they may share, and how (docs/grading-pipeline.md, "Several evaluations on 
    task's reference only) are held at a pause point, their queued kernels synchronized, so the
    GPU is drained of their work exactly, not by a guess (paused_others). A judge that times the
    baselines holds the candidate lock as well, so no candidate runs beside it.
-3. **Memory: the GPU's room.** Every evaluation holds a claim on the GPU's memory for its
-   whole length: a fraction of it, the least in which its case plan fits (its shapes' estimated
-   peaks, its judge's room, its outputs held on the device: caseplan.beyond_share), or the
-   whole while it probes a new task. The claims beside each other never add up to more than the
-   GPU: an evaluation whose claim does not fit waits until enough of the others' have left. So
-   an evaluation whose outputs fill half the GPU grades beside a matrix product's, never beside
-   another of its own size. Sharing decides only what an evaluation grades beside, never what
-   it grades: its unseen shapes are screened and its cases planned on the whole GPU's memory,
-   as one grading alone, and each of its children is held to its claim.
+3. **Memory.** An evaluation grades beside others within its share of the GPU's memory
+   (gpu_memory_share, 1/N by default), or takes the GPU whole (the room): where its case plan's
+   outputs and its judge would not fit its share, and while it probes a new task. Each
+   evaluation holds the GPU's room for its whole length: shared beside others, or whole alone.
+   Sharing decides only what an evaluation grades beside, never what it grades: its unseen
+   shapes are screened and its cases planned on the whole GPU's memory, as one grading alone.
 
 The GPU's folder (share_folder) is the grading processes' alone: under the host's temporary
 folder, which a sandboxed candidate never sees (bwrap and docker give it a private one). In it:
 - `candidate.lock`, the lock of rule 1 (flock: let go by the kernel when its holder dies);
-- `claims/<pid>-<n>`, the room of rule 3: one file per claim, its fraction of the GPU's memory,
-  held under flock by the grading process that made it for as long as the claim stands, so
-  that a claim whose maker died is seen as gone (and removed by the next one to look);
-- `turnstile.lock`, held by the one evaluation making a claim, for as long as it waits: claims
-  are weighed one at a time, and one that waits for room is not overtaken by later, smaller
-  ones that would keep it waiting for ever;
+- `room.lock` and `turnstile.lock`, the room of rule 3 (flock: shared by the evaluations that
+  grade within their share, exclusive for one that takes the GPU whole; the turnstile, held
+  only while the room is taken, keeps evaluations arriving later behind one that waits for the
+  room whole, so that it is not kept waiting by an endless stream of shared ones);
 - `pause`, a request of rule 2 (JSON: its id, and the grading process that made it);
 - `active/<pid>`, a trusted child with a CUDA context that answers requests (its content: the
   pid of its grading process, whose own requests it does not answer);
@@ -62,8 +57,6 @@ from grader.hostinfo import nvidia_smi_query
 from sandboxes.processes import process_state
 
 POLL_S = 0.002
-# A claim that waits for room looks at the others' this often (each look opens their files).
-ROOM_POLL_S = 0.01
 # How long a requester waits for the trusted children to pause: their longest step between
 # pause points (a level-3 model built on the GPU, one case's reference and comparison). Past it
 # the timing is not the solution's to lose: the evaluation ends as a grader error.
@@ -77,7 +70,6 @@ WAITING_SUFFIX = ".waiting"
 DONE_SUFFIX = ".done"
 
 _requests = itertools.count(1)
-_claims = itertools.count(1)
 _uuids: dict[str, str] = {}
 
 
@@ -118,25 +110,18 @@ class ShareReport:
     # which every process of the host shares.
     candidate_turns: list[tuple[float, float]] = field(default_factory=list)
     pauses: list[dict[str, Any]] = field(default_factory=list)
-    # The room (rule 3), as the evaluation's children last held it: "shared" (a fraction of the
-    # GPU's memory, room_share) or "whole"; why its claim was more than an even share of the
-    # GPU (room_because) or the whole (whole_because: a probe's whole claim is given back where
-    # the plan fits less); the waits for room.
+    # The room (rule 3): "shared" or "whole" (as the evaluation's children last held it), why
+    # it was last taken whole (a probe's room is given back where the plan fits the share),
+    # and the waits for it.
     room: str = ""
-    room_share: float = 0.0
-    room_because: str = ""
     whole_because: str = ""
     room_waited_s: float = 0.0
-    # Each claim this evaluation held: (from, to, fraction), as candidate_turns.
-    room_turns: list[tuple[float, float, float]] = field(default_factory=list)
+    # When this evaluation held the room whole: (from, to), as candidate_turns.
+    whole_turns: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def refused(self) -> str | None:
         return next((p["refused"] for p in self.pauses if "refused" in p), None)
-
-    @property
-    def whole_turns(self) -> list[tuple[float, float]]:
-        return [(a, b) for a, b, fraction in self.room_turns if fraction >= 1.0]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -145,126 +130,67 @@ class ShareReport:
             "candidate_turns": [[round(a, 3), round(b, 3)] for a, b in self.candidate_turns],
             "pauses": self.pauses,
             "room": self.room,
-            "room_share": round(self.room_share, 4),
-            "room_because": self.room_because,
             "whole_because": self.whole_because,
             "room_waited_s": round(self.room_waited_s, 3),
-            "room_turns": [[round(a, 3), round(b, 3), round(f, 4)] for a, b, f in self.room_turns],
+            "whole_turns": [[round(a, 3), round(b, 3)] for a, b in self.whole_turns],
         }
 
 
 class GpuShare:
-    """A grading process's side: its claim on the room, the candidate lock and the pause
-    requests."""
+    """A grading process's side: the candidate lock and the pause requests."""
 
     def __init__(self, folder: Path, evaluations_per_gpu: int) -> None:
         self.folder = folder
         self.report = ShareReport(evaluations_per_gpu)
-        # The claim this evaluation holds: its file's descriptor (locked), path and fraction.
-        self._claim: tuple[int, Path] | None = None
-        self.fraction = 0.0
-        self._since = 0.0
+        self._room: int | None = None  # the room's descriptor while this evaluation holds it
+        self._whole_since = 0.0
 
     # ---- the room (rule 3) ----------------------------------------------------------------------
 
     @property
     def whole(self) -> bool:
-        return self._claim is not None and self.fraction >= 1.0
+        return self._room is not None and self.report.room == "whole"
 
     def enter(self, stop: threading.Event | None = None) -> None:
-        """An even share of the room claimed (1/N of the GPU's memory)."""
-        self.claim(1.0 / self.report.evaluations_per_gpu, "", stop)
+        """The room taken shared, for the evaluation's length (`leave` lets it go); a whole
+        hold is let go first."""
+        self.leave()
+        self._take_room(fcntl.LOCK_SH, stop)
+        self.report.room = "shared"
 
     def take_whole(self, because: str, stop: threading.Event | None = None) -> None:
-        """The room claimed whole: once every other evaluation on the GPU has left it. Nothing
-        of this evaluation runs on the GPU meanwhile."""
-        self.claim(1.0, because, stop)
-
-    def claim(self, fraction: float, because: str, stop: threading.Event | None = None) -> None:
-        """`fraction` of the GPU's memory claimed for this evaluation's children. A smaller claim
-        than the one held replaces it at once; a larger one lets the held claim go first (so
-        that two evaluations that both grow never wait on each other), then waits until the
-        others' claims leave room for it."""
-        fraction = min(1.0, max(fraction, 1e-6))
-        if self._claim is not None and fraction <= self.fraction:
-            held = self._claim
-            self._claim = self._write_claim(fraction)
-            self._let_go(held)
-        else:
+        """The room taken whole: the shared hold let go first (so that two evaluations that
+        both want it whole never wait on each other), then taken alone once every other
+        evaluation on the GPU has left it. Nothing of this evaluation runs on the GPU
+        meanwhile."""
+        if not self.whole:
             self.leave()
-            self._wait_for_room(fraction, stop)
-        self.fraction, self._since = fraction, time.monotonic()
-        self.report.room = "whole" if fraction >= 1.0 else "shared"
-        self.report.room_share = fraction
-        if fraction >= 1.0:
-            self.report.whole_because = because
-        if fraction > 1.0 / self.report.evaluations_per_gpu + 1e-9:
-            self.report.room_because = because
+            self._take_room(fcntl.LOCK_EX, stop)
+            self._whole_since = time.monotonic()
+        self.report.room, self.report.whole_because = "whole", because
 
     def leave(self) -> None:
-        if self._claim is None:
+        if self._room is None:
             return
-        self._let_go(self._claim)
-        self._claim = None
+        os.close(self._room)  # lets the lock go
+        self._room = None
+        if self.report.room == "whole":
+            self.report.whole_turns.append((self._whole_since, time.monotonic()))
 
-    def claims(self) -> dict[str, float]:
-        """The standing claims on the GPU's room (their files' names and fractions); those whose
-        makers are gone are removed."""
-        folder = self.folder / "claims"
-        standing = {}
-        for path in folder.iterdir() if folder.is_dir() else []:
-            if path.name.startswith("."):
-                continue  # being written
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:  # its maker holds it: the claim stands
-                with contextlib.suppress(ValueError, OSError):
-                    standing[path.name] = float(os.pread(fd, 64, 0).decode() or 0)
-            else:  # its maker is gone (the kernel let its lock go)
-                with contextlib.suppress(OSError):
-                    path.unlink()
-            finally:
-                os.close(fd)
-        return standing
-
-    def _wait_for_room(self, fraction: float, stop: threading.Event | None) -> None:
+    def _take_room(self, mode: int, stop: threading.Event | None) -> None:
         started = time.monotonic()
         turnstile = os.open(self.folder / "turnstile.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        room = os.open(self.folder / "room.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
             _hold(turnstile, fcntl.LOCK_EX, stop)
-            while sum(self.claims().values()) + fraction > 1.0 + 1e-9:
-                _raise_if_stopped(stop)
-                time.sleep(ROOM_POLL_S)
-            self._claim = self._write_claim(fraction)
+            _hold(room, mode, stop)
+        except BaseException:
+            os.close(room)
+            raise
         finally:
             os.close(turnstile)
+        self._room = room
         self.report.room_waited_s += time.monotonic() - started
-
-    def _write_claim(self, fraction: float) -> tuple[int, Path]:
-        """A claim's file, locked before it is renamed into place: every reader that sees it
-        sees it held."""
-        folder = self.folder / "claims"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        path = folder / f"{os.getpid()}-{next(_claims)}"
-        partial = path.with_name("." + path.name)
-        fd = os.open(partial, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, f"{fraction:.6f}".encode())
-        os.replace(partial, path)
-        return fd, path
-
-    def _let_go(self, claim: tuple[int, Path]) -> None:
-        # Its end is read before it goes, and a claim's start after it stands: turns that
-        # followed each other never read as overlapping.
-        self.report.room_turns.append((self._since, time.monotonic(), self.fraction))
-        fd, path = claim
-        with contextlib.suppress(OSError):
-            path.unlink()
-        os.close(fd)  # lets the lock go
 
     # ---- the candidate lock (rule 1) ------------------------------------------------------------
 
@@ -412,15 +338,11 @@ def _hold(fd: int, mode: int, stop: threading.Event | None) -> None:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
             return
         except BlockingIOError:
-            _raise_if_stopped(stop)
+            if stop is not None and stop.is_set():
+                from grader.options import EvaluationStopped  # the grading process's
+
+                raise EvaluationStopped("the caller stopped the evaluation") from None
             time.sleep(POLL_S)
-
-
-def _raise_if_stopped(stop: threading.Event | None) -> None:
-    if stop is not None and stop.is_set():
-        from grader.options import EvaluationStopped  # the grading process's
-
-        raise EvaluationStopped("the caller stopped the evaluation")
 
 
 def _request(pause: Path) -> tuple[str, int] | None:

@@ -35,6 +35,7 @@ from grader.roles.common import (
     cases_of,
     describe,
     device_output_budget,
+    is_out_of_memory,
     memory_share,
     release_device_memory,
     runtime_error,
@@ -114,7 +115,16 @@ class _Candidate:
 
     def _run_or_report(self, index: int, shape_job: dict[str, Any]) -> None:
         try:
-            self._run_shape(index, shape_job)
+            try:
+                self._run_shape(index, shape_job)
+            except StageError:
+                raise
+            except Exception as exc:
+                # The harness's own allocations (the models, a case's inputs and their pristine
+                # copy) ran out of device memory: within a share, not the solution's either.
+                if not is_out_of_memory(exc):
+                    raise
+                raise runtime_error(exc, index, self.device, self.share, self.whole) from None
         except StageError as exc:
             if shape_job["seen"]:
                 raise

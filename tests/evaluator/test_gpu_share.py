@@ -20,7 +20,7 @@ from grader.evaluate import _Evaluation
 from grader.gpu_share import GpuShare, PausePoint, PauseRefused, share_folder
 from grader.options import EvaluateOptions, EvaluationStopped
 from grader.outcomes import device_busy
-from grader.roles.common import runtime_error
+from grader.roles.common import StageError, runtime_error
 from grader.taskspec import load_task
 from sandboxes.backends import Outcome, bwrap_usable
 
@@ -206,22 +206,18 @@ def test_the_gate_opens_once_the_others_are_held_and_they_run_on_after(folder, t
     assert pause["why"] == "candidate timing" and pause["held"] == 1 and pause["held_s"] >= 0.3
 
 
-# Another grading process in the GPU's room: it claims an even share ("shared", "whole") and
-# after `delay` seconds takes the room whole ("whole"), or claims the fraction `mode` names;
-# holds it for `hold` seconds, and prints when it held what, and its report.
+# Another grading process in the GPU's room: it enters shared, after `delay` seconds, takes the
+# room whole where asked, holds it for `hold` seconds, and prints when it held what, and its report.
 ROOM = """
 import json, sys, time
 from pathlib import Path
 from grader.gpu_share import GpuShare
 share = GpuShare(Path(sys.argv[1]), 2)
 mode, delay, hold = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-if mode in ("shared", "whole"):
-    share.enter()
+share.enter()
 time.sleep(delay)
 if mode == "whole":
     share.take_whole("test")
-elif mode != "shared":
-    share.claim(float(mode), "test")
 began = time.monotonic()
 time.sleep(hold)
 ended = time.monotonic()
@@ -275,45 +271,6 @@ def test_two_evaluations_that_both_take_the_room_whole_take_it_in_turn(folder):
     assert a["report"]["room"] == b["report"]["room"] == "whole"
 
 
-def test_claims_beside_each_other_never_add_up_to_more_than_the_gpu(folder):
-    # A claim of 0.7 beside one of 0.25: both at once. A second 0.7 waits for the first to leave,
-    # and one of 0.25 asking after it waits behind it, though it would have fitted.
-    big = room(folder, "0.7", 0.0, 1.0)
-    time.sleep(0.3)
-    small = room(folder, "0.25", 0.0, 1.0)
-    time.sleep(0.3)
-    second = room(folder, "0.7", 0.0, 0.3)
-    time.sleep(0.2)
-    later = room(folder, "0.25", 0.0, 0.1)
-    b, s, t, c = held(big), held(small), held(second), held(later)
-    assert overlap(b["held"], s["held"])
-    assert b["held"][1] <= t["held"][0]
-    assert t["held"][0] <= c["held"][0]
-    assert b["report"]["room"] == "shared" and b["report"]["room_share"] == 0.7
-    assert b["report"]["room_because"] == "test" and b["report"]["whole_because"] == ""
-    assert s["report"]["room_because"] == ""  # within an even share
-    # Every claim each held, with its fraction: at no moment did the standing ones add up to more.
-    turns = [tuple(turn) for r in (b, s, t, c) for turn in r["report"]["room_turns"]]
-    for moment in sorted({a for a, _, _ in turns}):
-        assert sum(f for a, z, f in turns if a <= moment < z) <= 1.0 + 1e-6, (moment, turns)
-    assert not GpuShare(folder, 2).claims()
-
-
-def test_a_smaller_claim_replaces_the_held_one_at_once(folder):
-    share = GpuShare(folder, 2)
-    share.take_whole("the task's probe")
-    assert share.whole and share.claims() == {next(iter(share.claims())): 1.0}
-    share.claim(0.25, "")
-    assert not share.whole and list(share.claims().values()) == [0.25]
-    # Another evaluation's 0.75 fits beside it at once.
-    other = room(folder, "0.75", 0.0, 0.0)
-    assert held(other)["report"]["room_waited_s"] < 5
-    share.leave()
-    report = share.report.to_dict()
-    assert [turn[2] for turn in report["room_turns"]] == [1.0, 0.25]
-    assert report["whole_because"] == "the task's probe" and report["room_share"] == 0.25
-
-
 def test_a_room_held_by_a_killed_process_is_let_go_and_a_stop_ends_the_wait(folder):
     holder = run_python(
         """
@@ -352,10 +309,8 @@ def test_a_plan_beyond_its_share_is_named_and_one_within_it_is_not():
     small = caseplan.Budget(gib, 12 * gib, 10 * gib, 0, 60 * gib)
     # 10 GiB of outputs beside the judge's 4 GiB reserve and three peaks fit 70 GiB.
     assert caseplan.beyond_share(entry, shapes, small, 70 * gib, on_device=True) == ""
-    # 60 GiB and the judge's 10 GiB fit it exactly; 61 GiB do not.
-    exact = caseplan.Budget(gib, 60 * gib, 60 * gib, 0, 60 * gib)
-    assert caseplan.beyond_share(entry, shapes, exact, 70 * gib, on_device=True) == ""
-    large = caseplan.Budget(gib, 61 * gib, 61 * gib, 0, 65 * gib)
+    # 50 GiB do not: the room is taken whole.
+    large = caseplan.Budget(gib, 60 * gib, 50 * gib, 0, 60 * gib)
     assert "outputs on the device" in caseplan.beyond_share(
         entry, shapes, large, 70 * gib, on_device=True
     )
@@ -377,40 +332,6 @@ def test_a_plan_beyond_its_share_is_named_and_one_within_it_is_not():
     why = caseplan.beyond_share(wide, [*shapes, unseen], small, 70 * gib, on_device=True)
     assert "estimated peak (24.0 GiB)" in why, why
     assert caseplan.beyond_share(wide, [*shapes, unseen], small, 141 * gib, on_device=True) == ""
-
-
-def test_an_evaluation_claims_the_least_fraction_its_plan_fits(folder):
-    gib = 2**30
-    evaluation = object.__new__(_Evaluation)
-    evaluation.options = EvaluateOptions(evaluations_per_gpu=2)
-    evaluation.device = "cuda"
-    evaluation.probe_entry = {
-        "total_bytes": 140 * gib,
-        "visible_peak_bytes": 2 * gib,
-        "visible_output_bytes": gib,
-    }
-    evaluation.shapes = [{"shape": {"n": 1}, "seen": True, "cases": [{}]}]
-    claimed = []
-    for planned in (64 * gib, gib):
-        evaluation.share = GpuShare(folder, 2)
-        evaluation.budget = caseplan.Budget(gib, planned, planned, 0, 70 * gib)
-        evaluation._fit_room(on_device=True)
-        fraction = evaluation.share.fraction
-        claimed.append((fraction, evaluation.share.report.room_because))
-        # Each child allocates within the claim less the outputs held on the device.
-        assert evaluation.held_on_device == planned
-        assert evaluation.memory_share == pytest.approx(fraction - planned / (140 * gib))
-        # The least step that fits: the one below it does not.
-        assert evaluation._beyond(fraction, True) == ""
-        assert evaluation._beyond(fraction - 1 / 32, True) != ""
-        evaluation.share.leave()
-    (big, why), (small, none) = claimed
-    # 64 GiB of outputs held on the device and the judge's room beside them: more than an even
-    # share, less than the whole, so that a small evaluation's claim fits beside it. The same
-    # plan graded alone bounds its outputs at half the GPU (device_outputs.device_budget_bytes).
-    assert 0.5 < big < 1.0 and "outputs on the device" in why
-    assert small < 0.5 and none == ""
-    assert big + small <= 1.0
 
 
 def test_a_pause_point_without_a_shared_gpu_does_nothing():
@@ -472,13 +393,36 @@ def test_out_of_memory_within_a_share_is_not_the_solutions_and_is_graded_again_a
     _, reason, _ = device_busy(ran_out)
     assert "not the solution's failure" in reason
 
+    # The harness's own allocations for a case (the models, the inputs, their pristine copy)
+    # running out within the share read the same, on a visible shape and an unseen one.
+    from grader.roles import candidate as candidate_role
+
+    sent = []
+    monkeypatch.setattr(candidate_role.channel, "send", lambda event, **m: sent.append((event, m)))
+    monkeypatch.setattr(candidate_role, "release_device_memory", lambda device: None)
+    harness = object.__new__(candidate_role._Candidate)
+    harness.device, harness.share, harness.whole = "cuda", 0.5, 1.0
+
+    def out_of_memory(index, shape_job):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 14.27 GiB")
+
+    monkeypatch.setattr(harness, "_run_shape", out_of_memory)
+    with pytest.raises(StageError) as raised:
+        harness._run_or_report(0, {"seen": True, "shape": {}})
+    assert raised.value.stage == "beyond_share"
+    harness._run_or_report(4, {"seen": False, "shape": {}})
+    assert sent[-1][0] == "shape_error" and sent[-1][1]["stage"] == "beyond_share"
+    # Anything else the harness meets is left to end the run as before.
+    monkeypatch.setattr(harness, "_run_shape", lambda i, s: [][1])
+    with pytest.raises(IndexError):
+        harness._run_or_report(0, {"seen": True, "shape": {}})
+
     # The grading process's side: the candidate that ran out within its share runs again, on
     # the whole GPU, from nothing the first run left.
     evaluation = object.__new__(_Evaluation)
     evaluation.options = EvaluateOptions(evaluations_per_gpu=2)
     evaluation.share = GpuShare(folder, 2)
     evaluation.share.enter()
-    evaluation.held_on_device = 0
     evaluation.broker = None
     evaluation.device = "cpu"
     evaluation.candidate_dir = folder.parent / "candidate"
