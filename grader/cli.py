@@ -68,7 +68,14 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     if args.command == "measure-peaks":
         return run_measure_peaks(args)
     if args.command == "prepare":
-        report = bytecode.prepare(EvaluateOptions().judge_kernel_cache)
+        try:
+            report = bytecode.prepare(EvaluateOptions().judge_kernel_cache)
+        except OSError as exc:  # the folder cannot be made, or the interpreter not started
+            if args.json:
+                print(json.dumps({"status": "error", "error": str(exc)}))
+            else:
+                print(f"error: {exc}", file=sys.stderr)
+            return 2
         if args.json:
             print(json.dumps(report))
         elif report["needed"]:

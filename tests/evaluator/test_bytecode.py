@@ -83,6 +83,19 @@ def test_prepare_fills_the_folder_ahead_and_a_first_process_reads_it(tmp_path, m
     assert bytecode.prepare(str(cache)) == {"needed": False, "folder": str(folder)}
 
 
+def test_prepare_from_the_command_line_says_why_it_could_not(tmp_path, monkeypatch, capsys):
+    from grader import cli
+
+    monkeypatch.delenv(bytecode.PREFIX_VARIABLE, raising=False)
+    monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": True)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ARENA_JUDGE_KERNEL_CACHE", str(blocker / "judge-kernels"))
+    assert cli.main(["prepare", "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "error" and "a-file" in report["error"]
+
+
 def test_trusted_children_keep_their_bytecode_in_the_graders_folder(tmp_path, no_bytecode):
     options = EvaluateOptions(judge_kernel_cache=str(tmp_path / "judge-kernels"))
     launcher = Launcher("cpu", "", options)
