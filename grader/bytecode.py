@@ -142,25 +142,22 @@ def use_here(judge_kernel_cache: str) -> bool:
     return True
 
 
-def prepare(judge_kernel_cache: str, roots: Iterable[Path] | None = None) -> dict[str, object]:
+def installed_roots() -> list[Path]:
+    """The folders of this interpreter's installed modules: its standard library (which a prefix
+    passes over too) and its packages."""
+    paths = sysconfig.get_paths()
+    return [Path(paths["stdlib"]), *{Path(paths["purelib"]), Path(paths["platlib"])}]
+
+
+def prepare(judge_kernel_cache: str, roots: Iterable[Path]) -> dict[str, object]:
     """A GPU host's install step (`python -m grader prepare`): where the installed torch ships
-    no bytecode, every module the grader's processes import is compiled once into the grader's
-    folder, as pip would have compiled it beside its source, so that the host's first
-    evaluation starts as its later ones do. `roots`: the folders to compile (by default the
-    standard library, which a prefix passes over, the installed packages' folders, and the
-    grader's own code). Nothing is written where the installed torch has its bytecode."""
+    no bytecode, every module under `roots` (installed_roots and the grader's own code) is
+    compiled once into the grader's folder, as pip would have compiled it beside its source,
+    so that the host's first evaluation starts as its later ones do. Nothing is written where
+    the installed torch has its bytecode."""
     path = folder(judge_kernel_cache)
-    if roots is None and not installed_without_bytecode():
+    if not installed_without_bytecode():
         return {"needed": False, "folder": str(path)}
-    if roots is None:
-        paths = sysconfig.get_paths()
-        grader_root = Path(__file__).resolve().parent.parent
-        roots = [
-            Path(paths["stdlib"]),
-            *{Path(paths["purelib"]), Path(paths["platlib"])},
-            grader_root / "grader",
-            grader_root / "sandboxes",
-        ]
     folders = [str(r) for r in roots if Path(r).is_dir()]
     path.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 
 from grader import bytecode, prepared
 from grader.concealment import environ_conceal
-from grader.launch import start_children_now
+from grader.launch import CHILD_CODE, start_children_now
 from grader.options import EvaluateOptions
 from grader.result import EvalResult
 from grader.taskspec import TaskError
@@ -69,7 +69,8 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
         return run_measure_peaks(args)
     if args.command == "prepare":
         try:
-            report = bytecode.prepare(EvaluateOptions().judge_kernel_cache)
+            roots = [*bytecode.installed_roots(), *CHILD_CODE]
+            report = bytecode.prepare(EvaluateOptions().judge_kernel_cache, roots)
         except OSError as exc:  # the folder cannot be made, or the interpreter not started
             if args.json:
                 print(json.dumps({"status": "error", "error": str(exc)}))

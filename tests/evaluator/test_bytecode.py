@@ -58,11 +58,12 @@ def test_where_bytecode_is_installed_the_children_and_this_process_are_left_alon
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
 
 
-def test_prepare_fills_the_folder_ahead_and_a_first_process_reads_it(tmp_path, monkeypatch):
+def test_prepare_fills_the_folder_ahead_and_a_first_process_reads_it(
+    tmp_path, monkeypatch, no_bytecode
+):
     root, source = package(tmp_path, "shipped_bare")
     cache = tmp_path / "judge-kernels"
-    monkeypatch.delenv(bytecode.PREFIX_VARIABLE, raising=False)
-    report = bytecode.prepare(str(cache), roots=[root, tmp_path / "no-such-folder"])
+    report = bytecode.prepare(str(cache), [root, tmp_path / "no-such-folder"])
     assert report["needed"] is True and report["roots"] == [str(root)]
     folder = cache / "bytecode"
     kept = bytecode._mirrored(folder, source.parent) / bytecode._bytecode_name(source)
@@ -80,14 +81,14 @@ def test_prepare_fills_the_folder_ahead_and_a_first_process_reads_it(tmp_path, m
     assert kept.stat().st_mtime_ns == mtime
     # Where the installed torch has its bytecode, nothing is prepared.
     monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": False)
-    assert bytecode.prepare(str(cache)) == {"needed": False, "folder": str(folder)}
+    assert bytecode.prepare(str(cache), [root]) == {"needed": False, "folder": str(folder)}
 
 
-def test_prepare_from_the_command_line_says_why_it_could_not(tmp_path, monkeypatch, capsys):
+def test_prepare_from_the_command_line_says_why_it_could_not(
+    tmp_path, monkeypatch, capsys, no_bytecode
+):
     from grader import cli
 
-    monkeypatch.delenv(bytecode.PREFIX_VARIABLE, raising=False)
-    monkeypatch.setattr(bytecode, "installed_without_bytecode", lambda module="torch": True)
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv("ARENA_JUDGE_KERNEL_CACHE", str(blocker / "judge-kernels"))
