@@ -316,25 +316,34 @@ def _is_library_kernel(name: str) -> bool:
     return any(marker in lowered for marker in LIBRARY_KERNEL_MARKERS)
 
 
-def profile_call(fn: Callable[[], Any], device: str) -> tuple[Any, CallProfile]:
+def profile_call(
+    fn: Callable[[], Any], device: str, mark: Callable[[str], None] | None = None
+) -> tuple[Any, CallProfile]:
     """The call under the profiler that torch.profiler.profile wraps (Kineto, CPU and CUDA
     activities alike). The wrapper's start asks `hasattr(torch, "_inductor")`, which imports
     torch._inductor and torch._dynamo: seconds of a candidate's first profiled call, for a
-    compiler it never uses (child._prepare)."""
+    compiler it never uses (child._prepare). `mark`, where given, is called after each of its
+    steps (the profiler's start, the call, the profiler's stop, its events read): a trace's
+    Steps.mark."""
     from torch.autograd.profiler import profile
 
+    mark = mark or (lambda _name: None)
     use_device = "cuda" if device == "cuda" else None
     with profile(use_cpu=True, use_device=use_device, use_kineto=True) as prof:
         if device == "cuda":
             torch.cuda._sleep(0)
+        mark("profiler_start")
         started = _clock_ns()
         result = fn()
         if device == "cuda":
             torch.cuda.synchronize()
         wall_us = (_clock_ns() - started) / 1000.0
+        mark("profiled_call")
+    mark("profiler_stop")
     events = prof.function_events
     aten_ops = {e.name for e in events if e.name.startswith("aten::")}
     kernels, current = _kernel_runs(prof) if device == "cuda" else ([], None)
+    mark("profile_events")
     return result, CallProfile(aten_ops, kernels, current, wall_us, _top_level_aten_us(events))
 
 

@@ -273,16 +273,19 @@ class _Candidate:
         self.audit.active = True
         threads, processes = guards.live_threads(), guards.child_processes()
         launches_before = len(self.launches.names)
+        self.steps.mark("watch")
         profile = None
         try:
             if case_index == 0:
-                output, profile = guards.profile_call(lambda: model(*inputs), self.device)
+                output, profile = guards.profile_call(
+                    lambda: model(*inputs), self.device, self.steps.mark
+                )
             else:
                 output = model(*inputs)
                 sync(self.device)
+                self.steps.mark("call")
         except BaseException as exc:
             raise runtime_error(exc, index, self.device, self.share, self.whole) from None
-        self.steps.mark("profiled_call" if profile is not None else "call")
         outputs = as_list(output)
         violations = _violations(outputs, inputs, pristine)
         report: dict[str, Any] = {
