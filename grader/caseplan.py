@@ -164,24 +164,28 @@ def beyond_share(
     """Why a plan does not fit `share_bytes` of the GPU's memory, where several evaluations share
     it (gpu_share.py, rule 3): each shape's estimated peak within the share's budget, by the
     rule that admitted it on the whole GPU (feasibility.py); the judge's room beside the outputs
-    (device_outputs.py); and the outputs the plan holds on the device. '' where it fits."""
+    (device_outputs.py); and the outputs the plan holds on the device. Every reason that
+    applies, joined by "; ", or '' where it fits."""
     entry = entry or {}
     peak = entry.get("visible_peak_bytes")
+    reasons = []
     memory = feasibility.budget_bytes(share_bytes)
     shape_peak = max((estimated_peak(entry, s) for s in shapes), default=0)
     if shape_peak > memory:
-        return (
+        reasons.append(
             f"a shape's estimated peak ({shape_peak / 2**30:.1f} GiB) is over the share's "
             f"budget ({memory / 2**30:.1f} GiB)"
         )
     largest = largest_peak_bytes(entry, shapes)
     needs = judge_needs_bytes(peak, largest)
     if needs > share_bytes:
-        return f"the judge's room ({needs / 2**30:.1f} GiB) is more than the share"
+        reasons.append(f"the judge's room ({needs / 2**30:.1f} GiB) is more than the share")
     held = min(budget.planned_bytes or 0, budget.device_bytes or 0) if on_device else 0
     if held > device_budget_bytes(share_bytes, peak, largest):
-        return f"the plan's outputs on the device ({held / 2**30:.1f} GiB) exceed the share"
-    return ""
+        reasons.append(
+            f"the plan's outputs on the device ({held / 2**30:.1f} GiB) exceed the share"
+        )
+    return "; ".join(reasons)
 
 
 # ---- shapes: visible, then unseen shapes drawn for this evaluation alone ----

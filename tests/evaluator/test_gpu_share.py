@@ -332,6 +332,13 @@ def test_a_plan_beyond_its_share_is_named_and_one_within_it_is_not():
     why = caseplan.beyond_share(wide, [*shapes, unseen], small, 70 * gib, on_device=True)
     assert "estimated peak (24.0 GiB)" in why, why
     assert caseplan.beyond_share(wide, [*shapes, unseen], small, 141 * gib, on_device=True) == ""
+    # A plan beyond the share on several counts names each of them.
+    why = caseplan.beyond_share(wide, [*shapes, unseen], large, 70 * gib, on_device=True)
+    assert why.split("; ") == [
+        "a shape's estimated peak (24.0 GiB) is over the share's budget (22.0 GiB)",
+        "the judge's room (100.0 GiB) is more than the share",
+        "the plan's outputs on the device (50.0 GiB) exceed the share",
+    ], why
 
 
 def test_a_pause_point_without_a_shared_gpu_does_nothing():
