@@ -11,7 +11,8 @@
 # pairs: bench/throughput.py pairs for each PAIRS entry (gpu:names[:repeats]; repeats 0 grades
 #   only the cold command line against upstream's eval), merged into one file.
 # A GPU's jobs run one after another (its sweep part first), the GPUs' at once.
-# Every job has its own baseline and probe caches. Needs var/device (bash bench/device_carry.sh).
+# A GPU's sweep parts share one baseline and probe cache; each queue's pairs have their own.
+# Needs var/device (bash bench/device_carry.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-bench/results}"
@@ -42,6 +43,9 @@ run_queue() {
   for item in ${queue[$q]}; do
     if [[ $item == sweep:* ]]; then
       i=${item#sweep:}
+      # A GPU's sweep parts share its probe and baseline caches, as the grading processes of
+      # one GPU worker do: a task probed by one part is not probed again by another.
+      ARENA_BASELINE_CACHE=$work/baselines-gpu$g.json ARENA_PROBE_CACHE=$work/probes-gpu$g.json \
       python3 bench/throughput.py sweep --part "$i/$n" --problems "${PROBLEMS:-40}" --passes "${PASSES:-2}" \
         --deadline-s "${DEADLINE_S:-480}" --evaluations-per-gpu "$flight" --barrier "$work/barrier-$g" \
         ${ONLY:+--only "$ONLY"} ${NO_DEVICE_AHEAD:+--no-device-ahead} ${QUEUE:+--queue} ${PROFILE:+--profile "$out/profile-$i.txt"} \

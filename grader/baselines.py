@@ -10,6 +10,7 @@ the reported speedups stay ratios taken in one run. The cache lives on the judge
 grading process's home or ARENA_BASELINE_CACHE), never where a candidate can reach it.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -79,12 +80,19 @@ def cache_load(path: Path) -> dict[str, Any]:
 
 
 def cache_store(path: Path, entries: dict[str, Any]) -> None:
+    """`entries` added to the cache at `path`. The grading processes of one GPU worker share its
+    caches (a worker of concurrency N, evaluations_per_gpu): each read, merge and write is
+    done under an exclusive lock of a file beside the cache, so that two processes storing at
+    once both keep their entries. The lock is flock's: let go by the kernel if its holder
+    dies."""
     if not entries:
         return
-    data = cache_load(path)
-    data.update(entries)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Written whole and renamed, so a reader never sees half a file.
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as fh:
-        json.dump(data, fh)
-    os.replace(fh.name, path)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = cache_load(path)
+        data.update(entries)
+        # Written whole and renamed, so a reader never sees half a file.
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as fh:
+            json.dump(data, fh)
+        os.replace(fh.name, path)
