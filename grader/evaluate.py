@@ -43,8 +43,14 @@ from grader.buildstage import (
 from grader.caseplan import admit, plan_shapes
 from grader.cases import Stress
 from grader.compare import tolerance_for
-from grader.gates import correctness_gate, early_gates, final_status
-from grader.generalization import INDEX_LIMIT_ELEMENTS, UnseenShape, index_limited
+from grader.gates import (
+    correctness_gate,
+    early_gates,
+    final_status,
+    generalization_gate,
+    set_index_limited,
+)
+from grader.generalization import UnseenShape
 from grader.host import new_result
 from grader.hostinfo import cache_libraries
 from grader.launch import (
@@ -68,6 +74,7 @@ from grader.outcomes import (
     device_busy,
     grader_error_from,
     judge_environment,
+    largest_elements,
     record_errors,
     scratch_full,
 )
@@ -75,7 +82,6 @@ from grader.outcomes import scratch_full as _scratch_full
 from grader.result import (
     REWARD_TIMEOUT_OR_SANDBOX,
     EvalResult,
-    Flag,
     Gate,
     ShapeRow,
 )
@@ -783,77 +789,24 @@ class _Evaluation:
 
     def _index_limited(self, rows: list[ShapeRow], judge: Outcome) -> list[ShapeRow]:
         """Failed unseen shapes past the 32-bit index limit where every visible shape is below
-        it (generalization.index_limited): reported as that limit, not counted as overfit."""
-        largest: dict[int, int] = {}
-        for message in judge.messages:
-            if message["event"] == "judged" and "largest_elements" in message:
-                index = message["shape"]
-                largest[index] = max(largest.get(index, 0), int(message["largest_elements"]))
-        failed = [i for i, r in enumerate(rows) if not r.seen and r.correct is False]
-        limited = [rows[i] for i in index_limited(self.shapes, failed, largest)]
-        for row in limited:
-            row.reason = (
-                f"past {INDEX_LIMIT_ELEMENTS:,} elements, where every visible shape is below it: "
-                f"the 32-bit index limit, not counted ({row.reason})"
-            )
+        it (gates.set_index_limited): reported as that limit, not counted as overfit."""
+        limited = set_index_limited(self.shapes, rows, largest_elements(judge))
         if limited:
             self.result.gates["generalization"].detail["index_limited"] = [r.shape for r in limited]
         return limited
 
     def _generalization_gate(self, unseen: list[ShapeRow], *, seen_correct: bool) -> None:
-        gates = self.result.gates
-        detail = dict(gates["generalization"].detail, unseen_shapes=len(unseen))
-        if not unseen and detail.get("index_limited"):
-            gates["generalization"] = Gate(
-                None,
-                f"no unseen shape below {INDEX_LIMIT_ELEMENTS:,} elements was graded; wrong past "
-                f"it on {detail['index_limited']}: the 32-bit index limit, not overfit",
-                detail,
-            )
-            return
-        if not unseen and detail.get("unseen_drawn"):
-            example = detail.get("unseen_rejected_example") or "?"
-            gates["generalization"] = Gate(
-                None,
-                f"no unseen shape was graded: of {detail['unseen_drawn']} drawn, none can be run "
-                f"by the reference within the memory budget (e.g. {example}); this is not the "
-                "solution's failure",
-                detail,
-            )
-            return
-        if not unseen:
-            reason = self.spec.fixed_reason or "the task has no generalization rules"
-            gates["generalization"] = Gate(None, f"no unseen shapes: {reason}", detail)
-            return
-        passed = sum(1 for r in unseen if r.correct)
-        rate = passed / len(unseen)
-        self.result.summary["generalization_pass_rate"] = rate
-        if passed == len(unseen):
-            limit = (
-                f"; wrong past {INDEX_LIMIT_ELEMENTS:,} elements on {detail['index_limited']}: "
-                "the 32-bit index limit, not overfit"
-                if detail.get("index_limited")
-                else ""
-            )
-            gates["generalization"] = Gate(
-                True, f"correct on all {len(unseen)} unseen shapes{limit}", detail
-            )
-            return
-        failing = next(r for r in unseen if not r.correct)
-        gates["generalization"] = Gate(
-            False,
-            f"incorrect on {len(unseen) - passed} of {len(unseen)} unseen shapes, e.g. "
-            f"{failing.shape}: {failing.reason}",
-            detail,
+        decided = generalization_gate(
+            unseen,
+            self.result.gates["generalization"].detail,
+            seen_correct=seen_correct,
+            fixed_reason=self.spec.fixed_reason,
         )
-        if seen_correct:
-            self.result.flags.append(
-                Flag(
-                    "overfit",
-                    "correct on the visible shapes but not on "
-                    f"{len(unseen) - passed} unseen shapes",
-                )
-            )
+        self.result.gates["generalization"] = decided.gate
+        if decided.pass_rate is not None:
+            self.result.summary["generalization_pass_rate"] = decided.pass_rate
+        if decided.overfit is not None:
+            self.result.flags.append(decided.overfit)
 
     def _final_status(self) -> None:
         stop = final_status(

@@ -1,18 +1,23 @@
 """Gate decisions as pure functions of typed facts: no process, no file, no message parsing.
 
-outcomes.py turns a finished child's messages into facts (CandidateFacts); evaluate.py applies
-what these functions decide. Flags are decided in verdicts.py and scoring.py, the
-generalization gate still in evaluate.py (its rules are issue 33's, being settled there).
+outcomes.py turns a finished child's messages into facts (CandidateFacts, each shape's largest
+tensor); evaluate.py applies what these functions decide. The gates are decided here, the
+performance gate in scoring.py; the flags in verdicts.py and scoring.py, but for `overfit`,
+which the generalization gate decides here.
 """
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from grader.generalization import INDEX_LIMIT_ELEMENTS, index_limited
 from grader.result import (
     REWARD_INCORRECT,
     REWARD_NOT_COMPILED,
     REWARD_NOT_CONSTRUCTED,
     REWARD_RUNTIME_FAILURE,
     REWARD_TIMEOUT_OR_SANDBOX,
+    Flag,
     Gate,
     ShapeRow,
 )
@@ -90,6 +95,95 @@ def correctness_gate(seen: list[ShapeRow], detail: dict[str, object]) -> Gate:
     if failing is not None:
         return Gate(False, f"incorrect on shape {failing.shape}: {failing.reason}", detail)
     return Gate(True, "all visible shapes match", detail)
+
+
+def set_index_limited(
+    shapes: Sequence[Mapping[str, Any]], rows: Sequence[ShapeRow], largest: Mapping[int, int]
+) -> list[ShapeRow]:
+    """The failed unseen shapes past the 32-bit index limit where every visible shape is below it
+    (generalization.index_limited), given each shape's largest tensor as the judge saw it: their
+    rows say so in their reason, and they are counted neither way by the generalization gate."""
+    failed = [i for i, r in enumerate(rows) if not r.seen and r.correct is False]
+    limited = [rows[i] for i in index_limited(shapes, failed, largest)]
+    for row in limited:
+        row.reason = (
+            f"past {INDEX_LIMIT_ELEMENTS:,} elements, where every visible shape is below it: "
+            f"the 32-bit index limit, not counted ({row.reason})"
+        )
+    return limited
+
+
+@dataclass(frozen=True)
+class Generalization:
+    """The generalization gate, the pass rate on the graded unseen shapes (None where none was
+    graded) and the `overfit` flag where the visible shapes passed and an unseen one did not."""
+
+    gate: Gate
+    pass_rate: float | None = None
+    overfit: Flag | None = None
+
+
+def generalization_gate(
+    unseen: Sequence[ShapeRow],
+    detail: Mapping[str, Any],
+    *,
+    seen_correct: bool,
+    fixed_reason: str,
+) -> Generalization:
+    """From the graded unseen shapes (those past the index limit already set apart), the gate's
+    detail so far (the screening of the drawn shapes, `index_limited`), whether every visible
+    shape was correct, and the task's reason for having no generalization rules."""
+    detail = dict(detail, unseen_shapes=len(unseen))
+    limited = detail.get("index_limited")
+    if not unseen and limited:
+        return Generalization(
+            Gate(
+                None,
+                f"no unseen shape below {INDEX_LIMIT_ELEMENTS:,} elements was graded; wrong past "
+                f"it on {limited}: the 32-bit index limit, not overfit",
+                detail,
+            )
+        )
+    if not unseen and detail.get("unseen_drawn"):
+        example = detail.get("unseen_rejected_example") or "?"
+        return Generalization(
+            Gate(
+                None,
+                f"no unseen shape was graded: of {detail['unseen_drawn']} drawn, none can be run "
+                f"by the reference within the memory budget (e.g. {example}); this is not the "
+                "solution's failure",
+                detail,
+            )
+        )
+    if not unseen:
+        reason = fixed_reason or "the task has no generalization rules"
+        return Generalization(Gate(None, f"no unseen shapes: {reason}", detail))
+    passed = sum(1 for r in unseen if r.correct)
+    rate = passed / len(unseen)
+    if passed == len(unseen):
+        limit = (
+            f"; wrong past {INDEX_LIMIT_ELEMENTS:,} elements on {limited}: "
+            "the 32-bit index limit, not overfit"
+            if limited
+            else ""
+        )
+        return Generalization(
+            Gate(True, f"correct on all {len(unseen)} unseen shapes{limit}", detail), rate
+        )
+    failing = next(r for r in unseen if not r.correct)
+    wrong = len(unseen) - passed
+    gate = Gate(
+        False,
+        f"incorrect on {wrong} of {len(unseen)} unseen shapes, e.g. "
+        f"{failing.shape}: {failing.reason}",
+        detail,
+    )
+    overfit = (
+        Flag("overfit", f"correct on the visible shapes but not on {wrong} unseen shapes")
+        if seen_correct
+        else None
+    )
+    return Generalization(gate, rate, overfit)
 
 
 def final_status(gates: dict[str, Gate], *, timed: bool, speedup_vs_eager: float | None) -> Stop:

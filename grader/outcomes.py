@@ -134,6 +134,17 @@ def bytes_compared(judge: Outcome) -> dict[str, int]:
     }
 
 
+def largest_elements(judge: Outcome) -> dict[int, int]:
+    """Each shape's largest tensor (its inputs and the reference's outputs) as the judge saw it,
+    by shape index: the facts of the 32-bit index limit (gates.set_index_limited)."""
+    largest: dict[int, int] = {}
+    for message in judge.messages:
+        if message["event"] == "judged" and "largest_elements" in message:
+            index = message["shape"]
+            largest[index] = max(largest.get(index, 0), int(message["largest_elements"]))
+    return largest
+
+
 def judge_environment(judge: Outcome) -> dict[str, Any]:
     message = judge.last("environment") or {}
     return {k: v for k, v in message.items() if k not in ("event", "received_at")}

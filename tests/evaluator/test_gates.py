@@ -1,7 +1,15 @@
 """Gate decisions from typed facts (grader/gates.py): no child, no file."""
 
-from grader.gates import CandidateFacts, correctness_gate, early_gates, final_status
-from grader.result import Gate, ShapeRow
+from grader.gates import (
+    CandidateFacts,
+    correctness_gate,
+    early_gates,
+    final_status,
+    generalization_gate,
+    set_index_limited,
+)
+from grader.generalization import INDEX_LIMIT_ELEMENTS
+from grader.result import Flag, Gate, ShapeRow
 
 
 def facts(**changes) -> CandidateFacts:
@@ -62,3 +70,75 @@ def test_an_untimed_correct_run_has_no_reward_and_a_wrong_one_minus_two():
     assert final_status(gates, timed=True, speedup_vs_eager=1.5).reward == 0.5
     gates["generalization"] = Gate(False)
     assert final_status(gates, timed=True, speedup_vs_eager=1.5).reward == -2.0
+
+
+def unseen_row(n: int, correct: bool, reason: str = "") -> ShapeRow:
+    return ShapeRow(shape={"n": n}, seen=False, correct=correct, reason=reason)
+
+
+def test_generalization_passes_on_every_unseen_shape_and_reports_the_rate():
+    decided = generalization_gate(
+        [unseen_row(1, True), unseen_row(2, True)],
+        {"unseen_drawn": 5},
+        seen_correct=True,
+        fixed_reason="",
+    )
+    assert decided.gate == Gate(
+        True, "correct on all 2 unseen shapes", {"unseen_drawn": 5, "unseen_shapes": 2}
+    )
+    assert decided.pass_rate == 1.0 and decided.overfit is None
+
+
+def test_a_wrong_unseen_shape_fails_generalization_and_is_overfit_only_where_visible_passed():
+    rows = [unseen_row(1, True), unseen_row(2, False, "max abs err 3.0")]
+    overfit = generalization_gate(rows, {}, seen_correct=True, fixed_reason="")
+    assert overfit.gate.passed is False
+    assert (
+        overfit.gate.reason == "incorrect on 1 of 2 unseen shapes, e.g. {'n': 2}: max abs err 3.0"
+    )
+    assert overfit.pass_rate == 0.5
+    assert overfit.overfit == Flag(
+        "overfit", "correct on the visible shapes but not on 1 unseen shapes"
+    )
+    # Wrong on the visible shapes too: a wrong solution, not an overfit one.
+    wrong = generalization_gate(rows, {}, seen_correct=False, fixed_reason="")
+    assert wrong.gate.passed is False and wrong.overfit is None
+
+
+def test_no_unseen_shape_graded_is_never_the_solutions_failure():
+    limited = generalization_gate(
+        [], {"index_limited": [{"n": 9}]}, seen_correct=True, fixed_reason=""
+    )
+    assert limited.gate.passed is None and "32-bit index limit" in limited.gate.reason
+    unrunnable = generalization_gate(
+        [],
+        {"unseen_drawn": 4, "unseen_rejected_example": "n=99"},
+        seen_correct=True,
+        fixed_reason="",
+    )
+    assert unrunnable.gate.passed is None
+    assert "of 4 drawn, none can be run" in unrunnable.gate.reason
+    assert "(e.g. n=99)" in unrunnable.gate.reason
+    fixed = generalization_gate([], {}, seen_correct=True, fixed_reason="a fixed-size task")
+    assert fixed.gate == Gate(None, "no unseen shapes: a fixed-size task", {"unseen_shapes": 0})
+    assert None is fixed.pass_rate is limited.pass_rate is unrunnable.pass_rate
+
+
+def test_failures_past_the_index_limit_are_set_apart_only_where_every_visible_shape_is_below():
+    shapes = [{"seen": True}, {"seen": False}, {"seen": False}]
+    rows = [
+        ShapeRow(shape={"n": 1}, seen=True, correct=True),
+        unseen_row(2, True),
+        unseen_row(3, False, "illegal address"),
+    ]
+    below, past = INDEX_LIMIT_ELEMENTS - 1, INDEX_LIMIT_ELEMENTS
+    (limited,) = set_index_limited(shapes, rows, {0: below, 1: below, 2: past})
+    assert limited is rows[2]
+    assert limited.reason.startswith(f"past {INDEX_LIMIT_ELEMENTS:,} elements")
+    assert limited.reason.endswith("not counted (illegal address)")
+    # A visible shape past the limit too: the solution had to handle it; nothing is set apart.
+    rows[2].reason = "illegal address"
+    assert set_index_limited(shapes, rows, {0: past, 1: below, 2: past}) == []
+    assert rows[2].reason == "illegal address"
+    # A shape the judge did not measure counts as not known: nothing is set apart.
+    assert set_index_limited(shapes, rows, {1: below, 2: past}) == []
