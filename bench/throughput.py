@@ -134,6 +134,8 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
         "gates": {k: [g.passed, g.reason[:200]] for k, g in result.gates.items()},
         "flags": [f.code for f in result.flags],
         "bytes": _bytes(result.gates["correctness"].detail),
+        # The graded shapes in the trace's order (its shape indices), visible first.
+        "shapes": [{"shape": r.shape, "seen": r.seen} for r in result.per_shape],
         "device_outputs": result.environment.get("device_outputs"),
         # Each prepared child's start (launch.start_report): a job handed before its child was
         # ready waited for the child's imports.
@@ -358,9 +360,9 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         if problem is not None:
             specs.append((problem.stem, load_task(problem), solution, problem))
     if args.problems > len(specs):
-        taken = {solution_number(s) for s in every}
+        ours = {solution_number(s) for s in every}
         folder = Path(tempfile.mkdtemp(prefix="bench-references-"))
-        specs += reference_solutions(args.tree, taken, args.problems - len(specs), folder)
+        specs += reference_solutions(args.tree, ours, args.problems - len(specs), folder)
     if args.only:
         specs = [s for s in specs if any(part in s[0] for part in args.only.split(","))]
     index, count = (int(x) for x in args.part.split("/"))
