@@ -48,7 +48,7 @@ from grader.gates import (
     early_gates,
     final_status,
     generalization_gate,
-    set_index_limited,
+    index_limited_reasons,
 )
 from grader.generalization import UnseenShape
 from grader.host import new_result
@@ -789,8 +789,11 @@ class _Evaluation:
 
     def _index_limited(self, rows: list[ShapeRow], judge: Outcome) -> list[ShapeRow]:
         """Failed unseen shapes past the 32-bit index limit where every visible shape is below
-        it (gates.set_index_limited): reported as that limit, not counted as overfit."""
-        limited = set_index_limited(self.shapes, rows, largest_elements(judge))
+        it (gates.index_limited_reasons): reported as that limit, not counted as overfit."""
+        reasons = index_limited_reasons(self.shapes, rows, largest_elements(judge))
+        for index, reason in reasons.items():
+            rows[index].reason = reason
+        limited = [rows[i] for i in reasons]
         if limited:
             self.result.gates["generalization"].detail["index_limited"] = [r.shape for r in limited]
         return limited

@@ -97,20 +97,21 @@ def correctness_gate(seen: list[ShapeRow], detail: dict[str, object]) -> Gate:
     return Gate(True, "all visible shapes match", detail)
 
 
-def set_index_limited(
+def index_limited_reasons(
     shapes: Sequence[Mapping[str, Any]], rows: Sequence[ShapeRow], largest: Mapping[int, int]
-) -> list[ShapeRow]:
+) -> dict[int, str]:
     """The failed unseen shapes past the 32-bit index limit where every visible shape is below it
-    (generalization.index_limited), given each shape's largest tensor as the judge saw it: their
-    rows say so in their reason, and they are counted neither way by the generalization gate."""
+    (generalization.index_limited), given each shape's largest tensor as the judge saw it, by
+    index, each with the reason its row then reads. The generalization gate counts them
+    neither way."""
     failed = [i for i, r in enumerate(rows) if not r.seen and r.correct is False]
-    limited = [rows[i] for i in index_limited(shapes, failed, largest)]
-    for row in limited:
-        row.reason = (
+    return {
+        i: (
             f"past {INDEX_LIMIT_ELEMENTS:,} elements, where every visible shape is below it: "
-            f"the 32-bit index limit, not counted ({row.reason})"
+            f"the 32-bit index limit, not counted ({rows[i].reason})"
         )
-    return limited
+        for i in index_limited(shapes, failed, largest)
+    }
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from grader.gates import (
     early_gates,
     final_status,
     generalization_gate,
-    set_index_limited,
+    index_limited_reasons,
 )
 from grader.generalization import INDEX_LIMIT_ELEMENTS
 from grader.result import Flag, Gate, ShapeRow
@@ -132,13 +132,12 @@ def test_failures_past_the_index_limit_are_set_apart_only_where_every_visible_sh
         unseen_row(3, False, "illegal address"),
     ]
     below, past = INDEX_LIMIT_ELEMENTS - 1, INDEX_LIMIT_ELEMENTS
-    (limited,) = set_index_limited(shapes, rows, {0: below, 1: below, 2: past})
-    assert limited is rows[2]
-    assert limited.reason.startswith(f"past {INDEX_LIMIT_ELEMENTS:,} elements")
-    assert limited.reason.endswith("not counted (illegal address)")
+    reasons = index_limited_reasons(shapes, rows, {0: below, 1: below, 2: past})
+    assert list(reasons) == [2]
+    assert reasons[2].startswith(f"past {INDEX_LIMIT_ELEMENTS:,} elements")
+    assert reasons[2].endswith("not counted (illegal address)")
+    assert rows[2].reason == "illegal address"  # decided, not applied
     # A visible shape past the limit too: the solution had to handle it; nothing is set apart.
-    rows[2].reason = "illegal address"
-    assert set_index_limited(shapes, rows, {0: past, 1: below, 2: past}) == []
-    assert rows[2].reason == "illegal address"
+    assert index_limited_reasons(shapes, rows, {0: past, 1: below, 2: past}) == {}
     # A shape the judge did not measure counts as not known: nothing is set apart.
-    assert set_index_limited(shapes, rows, {1: below, 2: past}) == []
+    assert index_limited_reasons(shapes, rows, {1: below, 2: past}) == {}
