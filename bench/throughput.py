@@ -137,6 +137,7 @@ def grade(task: Any, solution: Path, options: EvaluateOptions, **labels: Any) ->
         # The graded shapes in the trace's order (its shape indices), visible first.
         "shapes": [{"shape": r.shape, "seen": r.seen} for r in result.per_shape],
         "device_outputs": result.environment.get("device_outputs"),
+        "candidate_rounds": result.gates["correctness"].detail.get("candidate_rounds"),
         # Each prepared child's start (launch.start_report): a job handed before its child was
         # ready waited for the child's imports.
         "child_start": result.environment.get("child_start"),
@@ -387,6 +388,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         trace_steps=STEP_TRACE[0],
         evaluations_per_gpu=args.evaluations_per_gpu,
         device_ahead=not args.no_device_ahead,
+        candidate_rounds=args.candidate_rounds,
     )
     passes = []
     deadline = time.monotonic() + args.deadline_s
@@ -650,6 +652,13 @@ def main() -> int:
         "--no-device-ahead",
         action="store_true",
         help="sweep: the candidate's job makes CUDA's context, not its prepared child",
+    )
+    parser.add_argument(
+        "--candidate-rounds",
+        choices=("off", "auto", "always"),
+        default="off",
+        help="sweep: EvaluateOptions.candidate_rounds (two candidate rounds where a plan's "
+        "outputs pass the device budget)",
     )
     parser.add_argument(
         "--barrier", type=Path, default=None, help="sweep: the folder the GPU's parts meet in"

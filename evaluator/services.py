@@ -134,6 +134,7 @@ def grader_options() -> EvaluateOptions:
         and resolve_device(settings.ARENA_GRADER_DEVICE) == "cuda",
         judge_cache_bytes=settings.ARENA_GRADER_JUDGE_CACHE_MB * 1024**2,
         evaluations_per_gpu=settings.ARENA_GRADER_EVALUATIONS_PER_GPU,
+        candidate_rounds=settings.ARENA_GRADER_CANDIDATE_ROUNDS,
         compile_threads=settings.ARENA_GRADER_COMPILE_THREADS,
         fork_server=settings.ARENA_GRADER_FORK_SERVER,
     )

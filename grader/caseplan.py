@@ -138,6 +138,27 @@ def apply_budget(
     return out, Budget(unit, budget, planned, dropped, device_bytes)
 
 
+def two_rounds(
+    entry: Mapping[str, Any] | None, shapes: Sequence[dict[str, Any]], budget: Budget
+) -> bool:
+    """Whether the plan's outputs pass the device budget (`budget.device_bytes`, where they
+    pass on the device) while its visible shapes' and its unseen shapes' each fit it: then two
+    candidate rounds (EvaluateOptions.candidate_rounds "auto") keep every case on the device,
+    where one round sends the cases past the budget through host memory."""
+    if budget.device_bytes is None or budget.planned_bytes is None or not entry:
+        return False
+    if budget.planned_bytes <= budget.device_bytes:
+        return False
+    unit = visible_output_bytes(entry) or 0
+    seen = sum(len(s["cases"]) * unit for s in shapes if s["seen"])
+    unseen = sum(
+        len(s["cases"]) * (shape_output_bytes(entry, s["shape"]) or unit)
+        for s in shapes
+        if not s["seen"]
+    )
+    return unseen > 0 and max(seen, unseen) <= budget.device_bytes
+
+
 def estimated_peak(entry: Mapping[str, Any], shape: Mapping[str, Any]) -> int:
     """A planned shape's estimated peak, as the probe's verdict admitted it (the visible peak,
     scaled by the shape's footprint); a visible shape's, or one with no verdict, the visible

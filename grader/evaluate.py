@@ -55,6 +55,7 @@ from grader.host import new_result
 from grader.hostinfo import cache_libraries
 from grader.launch import (
     CHILD_CODE,
+    LOG_TAIL_BYTES,
     SANDBOXED_ROLES,
     Launcher,
     evaluation_folder,
@@ -92,6 +93,7 @@ from grader.timing import percentile
 from grader.verdicts import collect_flags, library_share, shape_failures
 from sandboxes.backends import (
     Outcome,
+    Running,
     SandboxError,
 )
 
@@ -204,6 +206,13 @@ class _Evaluation:
         self.probe_entry: dict[str, Any] | None = None
         self.broker: device_outputs.Broker | None = None
         self.budget = caseplan.Budget(None, None, None, 0)
+        # Two candidate rounds (EvaluateOptions.candidate_rounds): the shapes the round now
+        # running grades (None: every shape, one round), the second round's, and its candidate
+        # child, started while the first round runs.
+        self.round: list[int] | None = None
+        self.second_round: list[int] = []
+        self.second_child: Running | None = None
+        self.in_second_round = False
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -262,6 +271,7 @@ class _Evaluation:
         )
         if self.share is not None:
             self._fit_room(on_device)
+        self._plan_rounds(on_device)
         self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
         self.result.gates["generalization"].detail.update(screening, unseen_seed=seed_source)
         try:
@@ -270,6 +280,25 @@ class _Evaluation:
         finally:
             if self.broker is not None:
                 self.broker.close()
+            if self.second_child is not None:
+                self.second_child.discard()
+
+    def _plan_rounds(self, on_device: bool) -> None:
+        """Two candidate rounds where the options ask for them (caseplan.two_rounds): the
+        visible shapes first, then the unseen ones in a candidate process of their own, started
+        now so that its imports overlap the first round."""
+        seen = [i for i, s in enumerate(self.shapes) if s["seen"]]
+        unseen = [i for i, s in enumerate(self.shapes) if not s["seen"]]
+        wanted = self.options.candidate_rounds
+        if not unseen or wanted == "off":
+            return
+        if wanted == "auto" and not (
+            on_device and caseplan.two_rounds(self.probe_entry, self.shapes, self.budget)
+        ):
+            return
+        self.round, self.second_round = seen, unseen
+        with contextlib.suppress(Exception):  # it then starts cold, as any child can
+            self.second_child = self.launcher.start("candidate", self.candidate_dir)
 
     def _open_broker(self) -> None:
         """The socket the candidate's outputs come through on the device (CUDA only)."""
@@ -360,9 +389,74 @@ class _Evaluation:
             )
         if judge.last("done") is None:
             return self._judge_failed(judge)
+        if self.second_round:
+            second = self._second_round()
+            if second is None:
+                return None
+            candidate, judge = joined(candidate, second[0]), joined(judge, second[1])
+            if self._stopped_early(candidate):  # a timeout or a crash, as in one round
+                return None
         self._store_baselines(judge)
         self._conclude(candidate, judge)
         return None
+
+    def _second_round(self) -> tuple[Outcome, Outcome] | None:
+        """The unseen shapes in a candidate process of their own, once the first round's
+        outputs are judged and their device memory released, and judged in turn. The first
+        round's candidate is gone before this one starts, and this one before its judge maps
+        what it sent, as in one round. The folder is as the first round found it: nothing of
+        that round's that the grading reads, the solution and the reference copied afresh.
+        None where the evaluation ended here (a grader or sandbox error, recorded)."""
+        self.round, self.in_second_round = self.second_round, True
+        self._candidate_folder_afresh()
+        if self.broker is not None:
+            self.broker.close()
+            self._open_broker()
+        try:
+            candidate = self._candidate()
+        except SandboxError as exc:
+            self._sandbox_error(str(exc))
+            return None
+        if self.broker is not None:
+            self.broker.stop()
+        self.result.log = (self.result.log + log_tail(candidate.log_path))[-LOG_TAIL_BYTES:]
+        busy = device_busy(candidate) or scratch_full(candidate, self.io_dir)
+        if busy is not None:
+            self._grader_error(*busy)
+            return None
+        handoff = self.broker.serve(self.judge_dir) if self.broker is not None else None
+        try:
+            judge = self._child("judge", self.judge_dir, sandboxed=False)
+        except SandboxError as exc:
+            self._sandbox_error(str(exc))
+            return None
+        except gpu_share.PauseRefused as exc:
+            self._grader_error("performance", str(exc), {})
+            return None
+        finally:
+            if handoff is not None:
+                handoff.close()
+        self._record_device_outputs(candidate)
+        self._record_judge_cache(judge)
+        if judge.last("done") is None:
+            self._judge_failed(judge)
+            return None
+        return candidate, judge
+
+    def _candidate_folder_afresh(self) -> None:
+        """Before a candidate runs again in the folder another ran in: nothing of the earlier
+        run's that the grading reads (its outputs, the decoy's, its timing gate's files), and
+        the solution and the reference copied afresh."""
+        for leftover in [
+            *self.io_dir.iterdir(),
+            *self.candidate_dir.glob(preludes.GATE_NAME + "*"),
+        ]:
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+        self.solution.write_bytes(self.solution_source)
+        shutil.copy(self.spec.reference_path, self.reference)
 
     def _candidate(self) -> Outcome:
         """The candidate's child. One that ran out of device memory within its share of a shared
@@ -376,16 +470,7 @@ class _Evaluation:
         if self.broker is not None:
             self.broker.close()
             self.broker = None
-        for leftover in [
-            *self.io_dir.iterdir(),
-            *self.candidate_dir.glob(preludes.GATE_NAME + "*"),
-        ]:
-            if leftover.is_dir() and not leftover.is_symlink():
-                shutil.rmtree(leftover, ignore_errors=True)
-            else:
-                leftover.unlink(missing_ok=True)
-        self.solution.write_bytes(self.solution_source)
-        shutil.copy(self.spec.reference_path, self.reference)
+        self._candidate_folder_afresh()
         self.share.take_whole("the candidate ran out of memory within the share", self.options.stop)
         self._open_broker()
         return self._child("candidate", self.candidate_dir, sandboxed=True)
@@ -547,10 +632,13 @@ class _Evaluation:
         if self.broker is None:
             return
         sent = candidate.last("device_outputs") or {}
+        earlier = self.result.environment.get("device_outputs") or {}  # a first round's
         self.result.environment["device_outputs"] = {
-            "descriptors": self.broker.received,
-            "refused": self.broker.refused,
-            "unused_because": str(sent.get("disabled") or "")[:300],
+            "descriptors": self.broker.received + int(earlier.get("descriptors") or 0),
+            "refused": self.broker.refused + int(earlier.get("refused") or 0),
+            "unused_because": str(sent.get("disabled") or earlier.get("unused_because") or "")[
+                :300
+            ],
         }
 
     def _record_judge_cache(self, judge: Outcome) -> None:
@@ -558,7 +646,11 @@ class _Evaluation:
         report = judge.last("judge_cache")
         if report is not None:
             keys = ("hits", "misses", "entries", "held_bytes", "budget_bytes")
-            self.result.environment["judge_cache"] = {k: report.get(k) for k in keys}
+            recorded = {k: report.get(k) for k in keys}
+            earlier = self.result.environment.get("judge_cache") or {}  # a first round's
+            for key in ("hits", "misses"):
+                recorded[key] = int(recorded[key] or 0) + int(earlier.get(key) or 0)
+            self.result.environment["judge_cache"] = recorded
 
     def _child(self, role: str, workdir: Path, *, sandboxed: bool) -> Outcome:
         atol, rtol = tolerance_for(self.spec.dtype, self.spec.tolerance)
@@ -592,14 +684,17 @@ class _Evaluation:
             job["prebuilt"] = self.prebuilt
         if role == "candidate":
             job["run_after_timing"] = self._run_after_timing()
+        if self.round is not None and role in ("candidate", "judge"):
+            job["run_shapes"] = self.round
         warmup = self.slot.warmup if self.slot is not None else None
-        if role == "candidate" and warmup is not None and self.timed:
+        timed = self.timed and not self.in_second_round  # a second round has no visible shape
+        if role == "candidate" and warmup is not None and timed:
             job.update(warmup.gate_job())
-        elif role == "candidate" and self.share is not None and self.timed:
+        elif role == "candidate" and self.share is not None and timed:
             # Timed only once the GPU's other evaluations are paused (gpu_share.keep_gate).
             job["timing_gate"] = str(self.candidate_dir / preludes.GATE_NAME)
             job["timing_gate_s"] = gpu_share.PAUSE_LIMIT_S + 10.0
-        job["decoy"] = self.decoy_case
+        job["decoy"] = None if self.in_second_round else self.decoy_case
         if self.broker is not None:
             folder = self.judge_dir if role == "judge" else self.candidate_dir
             job["output_socket"] = str(folder / device_outputs.SOCKET_NAME)
@@ -630,7 +725,10 @@ class _Evaluation:
                 )
             else:
                 outcome = self._run_kept(role, workdir, job, job_path)
-        self.result.phases.update(phases(role, launched, time.monotonic(), outcome))
+        spent = phases(role, launched, time.monotonic(), outcome)
+        if self.in_second_round:  # a second candidate round's time adds to the first's
+            spent = {k: round(self.result.phases.get(k, 0.0) + v, 3) for k, v in spent.items()}
+        self.result.phases.update(spent)
         self._raise_if_stopped()
         return outcome
 
@@ -665,7 +763,7 @@ class _Evaluation:
             yield
 
     def _judge_times_baselines(self) -> bool:
-        if not self.timed:
+        if not self.timed or self.in_second_round:
             return False
         return any(
             needs_timing(
@@ -698,6 +796,10 @@ class _Evaluation:
             warmup.settle()  # the judge's child is free of its warm-up, or gone
             self.result.environment["compile_warmup"] = warmup.report
         running = self.slot.take(role) if self.slot is not None else None
+        if running is None and role == "candidate":
+            # The one started for the second round (_plan_rounds), wherever it is the first
+            # candidate without a prepared one: every such child is the harness, waiting.
+            running, self.second_child = self.second_child, None
         if running is not None and running.proc.poll() is not None:
             # It died while waiting (the host's OOM killer, say): nothing of this job's doing,
             # so the job starts cold rather than be judged by a child that never ran it.
@@ -760,6 +862,7 @@ class _Evaluation:
             "atol": atol,
             "rtol": rtol,
             "cases_per_shape": len(self.shapes[0]["cases"]),
+            "candidate_rounds": 2 if self.second_round else 1,
             **self.budget.to_detail(),
             **bytes_compared(judge),
             **(
@@ -838,6 +941,20 @@ class _Evaluation:
         """The grader's own failure: status "error", never counted against the solution."""
         self.result.gates[gate] = Gate(None, reason, detail)
         self._finish("error", REWARD_TIMEOUT_OR_SANDBOX)
+
+
+def joined(first: Outcome, second: Outcome) -> Outcome:
+    """Two candidate rounds' outcomes (or their judges') read as one: every message of both,
+    in order, and what either process left or met."""
+    return Outcome(
+        second.returncode,
+        first.timed_out or second.timed_out,
+        first.wall_s + second.wall_s,
+        messages=[*first.messages, *second.messages],
+        log_path=second.log_path,
+        leftover_processes=first.leftover_processes + second.leftover_processes,
+        memory_exceeded=first.memory_exceeded or second.memory_exceeded,
+    )
 
 
 def stress_for(spec: TaskSpec, case: StressCase) -> Stress:

@@ -93,6 +93,12 @@ class EvaluateOptions:
     # (device_outputs.py) within a budget of the GPU's memory; off, or past the budget, through
     # host memory (outputs.py).
     device_outputs: bool = True
+    # Two candidate rounds (caseplan.two_rounds): the visible shapes in one candidate process,
+    # judged and released, then the unseen shapes in a second, so that a plan whose outputs pass
+    # the device budget keeps them on the device a round at a time rather than send the rest
+    # through host memory. "auto" where that is so (on CUDA, outputs on the device); "always"
+    # wherever there are unseen shapes (the CPU tests of the rounds); "off" never.
+    candidate_rounds: str = "off"
     # Each child reports where its time went, step by step (steps.py): for the bench, never
     # for a verdict.
     trace_steps: bool = False
@@ -123,6 +129,10 @@ class EvaluateOptions:
             raise ValueError(f"judge_cache_bytes must be 0 or more, not {self.judge_cache_bytes}")
         if self.compile_threads < 0:
             raise ValueError(f"compile_threads must be 0 or more, not {self.compile_threads}")
+        if self.candidate_rounds not in ("off", "auto", "always"):
+            raise ValueError(
+                f"candidate_rounds must be off, auto or always, not {self.candidate_rounds!r}"
+            )
         if self.prepared_ahead < 0:
             raise ValueError(f"prepared_ahead must be 0 or more, not {self.prepared_ahead}")
 

@@ -95,6 +95,10 @@ class _Candidate:
         # (index_limit.run_after_timing_of): run last, after the visible shapes' timing.
         late = set(self.job.get("run_after_timing", ()))
         shapes = list(enumerate(self.job["shapes"]))
+        # A candidate round (EvaluateOptions.candidate_rounds) runs the shapes it names alone.
+        if self.job.get("run_shapes") is not None:
+            shapes = [(i, s) for i, s in shapes if i in self.job["run_shapes"]]
+            late &= {i for i, _ in shapes}
         # The visible shapes, then their timing, then the unseen ones: a visible shape is timed
         # before any other shape's tensors have come and gone, on sets drawn on the device.
         for index, shape_job in shapes:

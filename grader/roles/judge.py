@@ -79,6 +79,8 @@ def _run_judge(job: dict[str, Any], pause: Callable[[], None]) -> None:
     budget = device_output_budget(job) if job["device"] == "cuda" else 0
     with judge_inbox({**job, "device_output_budget_bytes": budget}) as inbox:
         for index, shape_job in enumerate(job["shapes"]):
+            if job.get("run_shapes") is not None and index not in job["run_shapes"]:
+                continue  # another candidate round's (EvaluateOptions.candidate_rounds)
             try:
                 _judge_shape(job, reference, index, shape_job, inbox, cache, pause)
             except Exception as exc:

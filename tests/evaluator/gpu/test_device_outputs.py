@@ -104,3 +104,47 @@ def test_a_sandboxed_candidates_outputs_reach_the_judge_on_the_device():
     assert result.environment["device_outputs"]["refused"] == 0
     off = evaluate("silu", SILU_TRITON, "cuda", EvaluateOptions(device_outputs=False))
     assert off.status == "passed" and off.gates["correctness"].detail["bytes_on_device"] == 0
+
+
+# An L1 normalization at KernelBench's level1/38 size (our own text): 8.6 GB a case's output,
+# whose plan passes an H200's device budget. In one round its last cases cross host memory.
+BIG_L1NORM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x / torch.mean(torch.abs(x), dim=1, keepdim=True)
+
+
+batch_size = 32768
+dim = 65535
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_properties(0).total_memory < 120 * 2**30,
+    reason="sized for an H200's memory",
+)
+def test_two_candidate_rounds_keep_a_plan_past_the_device_budget_on_the_device(tmp_path):
+    problem, solution = tmp_path / "38_L1Norm_.py", tmp_path / "l1norm_solution.py"
+    problem.write_text(BIG_L1NORM)
+    solution.write_text(BIG_L1NORM + "\n\nclass ModelNew(Model):\n    pass\n")
+    options = EvaluateOptions(prepared=True, compile_baseline=False, candidate_rounds="auto")
+    result = evaluate(str(problem), solution, "cuda", options)
+    assert result.status == "passed", (result.gates, result.log[-3000:])
+    detail = result.gates["correctness"].detail
+    assert detail["bytes_planned"] > detail["bytes_device_budget"], detail
+    assert detail["candidate_rounds"] == 2, detail
+    assert detail["bytes_on_device"] == detail["bytes_compared"] == detail["bytes_planned"], detail
+    assert result.environment["device_outputs"]["refused"] == 0
+    assert result.gates["generalization"].passed is True, result.gates["generalization"].reason
