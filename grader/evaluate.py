@@ -212,7 +212,6 @@ class _Evaluation:
         self.round: list[int] | None = None
         self.second_round: list[int] = []
         self.second_child: Running | None = None
-        self.in_second_round = False
         sota = spec.folder / "sota.py" if spec.reference_path.name == "reference.py" else None
         self.sota = (
             Path(shutil.copy(sota, self.judge_dir / "sota.py")) if sota and sota.is_file() else None
@@ -239,6 +238,11 @@ class _Evaluation:
         finally:
             self.share.leave()
             self.result.environment["gpu_share"] = self.share.report.to_dict()
+
+    @property
+    def in_second_round(self) -> bool:
+        """Whether the round now running is a second candidate round (the unseen shapes)."""
+        return bool(self.second_round) and self.round is self.second_round
 
     @property
     def memory_share(self) -> float:
@@ -366,18 +370,9 @@ class _Evaluation:
             for m in candidate.messages
             if m["event"] == "timing_end"
         }
-        handoff = self.broker.serve(self.judge_dir) if self.broker is not None else None
-        try:
-            judge = self._child("judge", self.judge_dir, sandboxed=False)
-        except SandboxError as exc:
-            return self._sandbox_error(str(exc))
-        except gpu_share.PauseRefused as exc:
-            return self._grader_error("performance", str(exc), {})
-        finally:
-            if handoff is not None:
-                handoff.close()
-        self._record_device_outputs(candidate)
-        self._record_judge_cache(judge)
+        judge = self._judged(candidate)
+        if judge is None:
+            return None
         gate = candidate.last("timing_gate")
         warmup = self.result.environment.get("compile_warmup")
         if warmup is not None:
@@ -407,7 +402,7 @@ class _Evaluation:
         what it sent, as in one round. The folder is as the first round found it: nothing of
         that round's that the grading reads, the solution and the reference copied afresh.
         None where the evaluation ended here (a grader or sandbox error, recorded)."""
-        self.round, self.in_second_round = self.second_round, True
+        self.round = self.second_round
         self._candidate_folder_afresh()
         if self.broker is not None:
             self.broker.close()
@@ -424,6 +419,18 @@ class _Evaluation:
         if busy is not None:
             self._grader_error(*busy)
             return None
+        judge = self._judged(candidate)
+        if judge is None:
+            return None
+        if judge.last("done") is None:
+            self._judge_failed(judge)
+            return None
+        return candidate, judge
+
+    def _judged(self, candidate: Outcome) -> Outcome | None:
+        """The judge's child on what `candidate` (gone) left: its descriptors handed over, its
+        outputs compared. None where the evaluation ended here (a sandbox error, or a pause
+        another evaluation's children did not answer), recorded."""
         handoff = self.broker.serve(self.judge_dir) if self.broker is not None else None
         try:
             judge = self._child("judge", self.judge_dir, sandboxed=False)
@@ -438,10 +445,7 @@ class _Evaluation:
                 handoff.close()
         self._record_device_outputs(candidate)
         self._record_judge_cache(judge)
-        if judge.last("done") is None:
-            self._judge_failed(judge)
-            return None
-        return candidate, judge
+        return judge
 
     def _candidate_folder_afresh(self) -> None:
         """Before a candidate runs again in the folder another ran in: nothing of the earlier
