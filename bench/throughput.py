@@ -656,7 +656,7 @@ def main() -> int:
     parser.add_argument(
         "--candidate-rounds",
         choices=("off", "auto", "always"),
-        default="off",
+        default="auto",
         help="sweep: EvaluateOptions.candidate_rounds (two candidate rounds where a plan's "
         "outputs pass the device budget)",
     )

@@ -409,10 +409,10 @@ ARENA_GRADER_JUDGE_CACHE_MB = env_int("ARENA_GRADER_JUDGE_CACHE_MB", 4096, minim
 # evaluation within 1/N of the GPU's memory.
 ARENA_GRADER_EVALUATIONS_PER_GPU = env_int("ARENA_GRADER_EVALUATIONS_PER_GPU", 1, minimum=1)
 # Two candidate rounds (the visible shapes, then the unseen ones, each judged in turn) where a
-# plan's outputs pass the device budget: "auto"; "off" sends the cases past it through host
-# memory (grader/options.py, docs/grading-pipeline.md).
+# plan's outputs pass the device budget: "auto", the default; "off" sends the cases past it
+# through host memory (grader/options.py, docs/grading-pipeline.md).
 ARENA_GRADER_CANDIDATE_ROUNDS = env_choice(
-    "ARENA_GRADER_CANDIDATE_ROUNDS", "off", ("off", "auto", "always")
+    "ARENA_GRADER_CANDIDATE_ROUNDS", "auto", ("off", "auto", "always")
 )
 # Inductor's compile workers for torch.compile's baseline of a task (1: in the judge's own
 # process; 0: torch's own choice, a worker per core). grader/options.py says why 1.

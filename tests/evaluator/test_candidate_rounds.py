@@ -48,7 +48,7 @@ def test_two_rounds_where_the_plan_passes_the_device_budget_and_each_half_fits_i
 
 
 def test_the_option_takes_off_auto_or_always():
-    assert EvaluateOptions().candidate_rounds == "off"
+    assert EvaluateOptions().candidate_rounds == "auto"
     with pytest.raises(ValueError, match="candidate_rounds"):
         EvaluateOptions(candidate_rounds="twice")
 
