@@ -273,12 +273,14 @@ class _Evaluation:
             self.probe_entry,
             self._device_output_budget(self.options.gpu_memory_whole) if on_device else None,
         )
-        if self.share is not None:
-            self._fit_room(on_device)
+        # The second round's child starts before the wait for the GPU's room, so that its
+        # imports overlap the wait rather than the first round alone.
         self._plan_rounds(on_device)
         self.result.per_shape = [ShapeRow(shape=s["shape"], seen=s["seen"]) for s in self.shapes]
         self.result.gates["generalization"].detail.update(screening, unseen_seed=seed_source)
         try:
+            if self.share is not None:
+                self._fit_room(on_device)
             self._open_broker()
             return self._candidate_then_judge()
         finally:
@@ -290,7 +292,7 @@ class _Evaluation:
     def _plan_rounds(self, on_device: bool) -> None:
         """Two candidate rounds where the options ask for them (caseplan.two_rounds): the
         visible shapes first, then the unseen ones in a candidate process of their own, started
-        now so that its imports overlap the first round."""
+        now so that its imports overlap the wait for the room and the first round."""
         seen = [i for i, s in enumerate(self.shapes) if s["seen"]]
         unseen = [i for i, s in enumerate(self.shapes) if not s["seen"]]
         wanted = self.options.candidate_rounds

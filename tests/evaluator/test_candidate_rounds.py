@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from grader import EvaluateOptions, caseplan, evaluate, feasibility, generalization
+from grader import (
+    EvaluateOptions,
+    EvaluationStopped,
+    caseplan,
+    evaluate,
+    feasibility,
+    generalization,
+)
 from sandboxes.backends import bwrap_usable
 
 HERE = Path(__file__).resolve().parent
@@ -133,3 +140,50 @@ def test_the_second_round_runs_the_solution_as_submitted_not_as_the_first_left_i
     two = evaluate("silu", solution, "cpu", EvaluateOptions(candidate_rounds="always", **OPTIONS))
     assert two.gates["correctness"].passed is True, two.gates["correctness"].reason
     assert two.gates["generalization"].passed is True, two.gates["generalization"].reason
+
+
+@pytest.fixture
+def starts(monkeypatch):
+    """Each child started ahead of its job, and whether the second round's was started when
+    the evaluation came to the GPU's room (_fit_room)."""
+    seen: dict[str, Any] = {"started": [], "before_room": []}
+    start = evaluate_module.Launcher.start
+
+    def started(self, role, workdir):
+        running = start(self, role, workdir)
+        seen["started"].append(running)
+        return running
+
+    def fit_room(self, on_device):
+        seen["before_room"].append(self.second_child is not None)
+        if seen.get("stop"):
+            raise EvaluationStopped("stopped while waiting for the room")
+
+    monkeypatch.setattr(evaluate_module.Launcher, "start", started)
+    monkeypatch.setattr(evaluate_module._Evaluation, "_fit_room", fit_room)
+    return seen
+
+
+SHARED = {**OPTIONS, "candidate_rounds": "always", "evaluations_per_gpu": 2}
+
+
+@needs_bwrap
+def test_the_second_rounds_child_starts_before_the_wait_for_the_room(starts, tmp_path):
+    # Its imports overlap the wait for the GPU's room rather than only the first round's run.
+    options = EvaluateOptions(gpu_share_root=str(tmp_path), **SHARED)
+    two = evaluate("silu", HONEST, "cpu", options)
+    assert two.status == "passed", two.gates
+    assert two.gates["correctness"].detail["candidate_rounds"] == 2
+    assert starts["before_room"] == [True]
+    (second,) = starts["started"]
+    assert second.proc.poll() is not None  # it ran the second round and is gone
+
+
+@needs_bwrap
+def test_an_evaluation_stopped_while_waiting_for_the_room_leaves_no_second_child(starts, tmp_path):
+    starts["stop"] = True
+    options = EvaluateOptions(gpu_share_root=str(tmp_path), **SHARED)
+    with pytest.raises(EvaluationStopped):
+        evaluate("silu", HONEST, "cpu", options)
+    (second,) = starts["started"]
+    assert second.proc.poll() is not None, "the second round's child outlived its evaluation"
