@@ -589,6 +589,7 @@ class _Evaluation:
             "needed": needed,
             "memory_cap_bytes": self._memory_cap(),
             "cached": {k: v for k, v in (cached or {}).items() if k != "shapes"},
+            "trace_steps": self.options.trace_steps,
         }
         outcome = self._launch(job, probe_dir, sandboxed=False)
         report = outcome.last("probe")

@@ -39,5 +39,6 @@ class Steps:
         self.seconds = {}
 
     def _sync(self) -> None:
-        if self.cuda:
+        # Never the step timer's to make CUDA's context: its time stays the step's that makes it.
+        if self.cuda and torch.cuda.is_initialized():
             torch.cuda.synchronize()

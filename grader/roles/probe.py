@@ -21,19 +21,24 @@ from grader.roles.common import (
     pause_point,
     release_device_memory,
 )
+from grader.steps import Steps
 
 
 def run_probe(job: dict[str, Any]) -> None:
     """The reference's measured peak on the visible shapes, then each drawn shape's footprint
     from a run on the meta device, until enough fit the budget (see feasibility.py)."""
 
+    steps = Steps(job)
+    steps.start()
     pause = pause_point(job)
     try:
         pause()
+        steps.mark("pause")
         reference = load_module(Path(job["reference_path"]), "reference")
+        steps.mark("reference_import")
         entry = dict(job.get("cached") or {})
         if entry.get("visible_peak_bytes") is None:
-            entry.update(_probe_visible(job, reference, pause))
+            entry.update(_probe_visible(job, reference, pause, steps))
     finally:
         pause.close()
     verdicts, accepted = [], 0
@@ -43,24 +48,34 @@ def run_probe(job: dict[str, Any]) -> None:
         verdict = _probe_shape(reference, shape, job["visible"][entry["visible_index"]], entry)
         verdicts.append(verdict)
         accepted += feasibility.accepted(entry, verdict)[0]
+    steps.mark("unseen_meta")
+    steps.send(stage="probe")
     channel.send("probe", **{k: v for k, v in entry.items() if k != "shapes"}, shapes=verdicts)
 
 
 def _probe_visible(
-    job: dict[str, Any], reference: Any, pause: Callable[[], None]
+    job: dict[str, Any], reference: Any, pause: Callable[[], None], steps: Steps
 ) -> dict[str, Any]:
     """The visible shape with the largest measured peak, its footprint, and the budget. Its
     only GPU work: between shapes it answers the GPU's pause requests (gpu_share.py)."""
 
     device = job["device"]
+    if steps.on and device == "cuda":
+        # Traced, CUDA's context is made here, a step of its own, rather than inside the
+        # first shape's measured peak (the synchronization makes it).
+        torch.cuda.synchronize()
+        steps.mark("device_ready")
     best: dict[str, Any] = {"visible_peak_bytes": -1}
     for index, shape in enumerate(job["visible"]):
         pause()
+        steps.mark("pause")
         footprint, output_bytes, error = _meta_footprint(reference, shape)
+        steps.mark("visible_meta")
         try:
             peak = _measured_peak_bytes(reference, shape, device, footprint)
         except Exception as exc:
             raise grader_error(exc, -1, shape) from None
+        steps.mark("visible_peak")
         if peak > best["visible_peak_bytes"]:
             best = {
                 "visible_index": index,
@@ -70,6 +85,7 @@ def _probe_visible(
                 "meta_supported": error is None,
             }
         release_device_memory(device)
+        steps.mark("release")
     total = _device_total_bytes(device, job.get("memory_cap_bytes"), memory_share(job))
     return {**best, "total_bytes": total, "budget_bytes": feasibility.budget_bytes(total)}
 

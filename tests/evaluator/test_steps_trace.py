@@ -1,6 +1,8 @@
 """The step trace (EvaluateOptions.trace_steps, grader/steps.py): a profiled case reports the
 profiler's start, the call, the profiler's stop and its events read as steps of their own, so
-that a slow first call reads as the solution's call (its JIT) or as the profiler's."""
+that a slow first call reads as the solution's call (its JIT) or as the profiler's; the probe
+reports its own steps (CUDA's context, the reference's import, the visible shapes' measured
+peaks, the unseen shapes' runs on the meta device)."""
 
 import importlib
 from pathlib import Path
@@ -51,3 +53,52 @@ def test_a_profiled_case_reports_the_profilers_steps_apart_from_the_call(monkeyp
         else:
             assert "call" in steps and not set(PROFILED[1:]) & set(steps)
     assert (0, 1) in cases
+
+
+@pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
+def test_the_probe_reports_its_steps(monkeypatch, tmp_path):
+    # The probe runs where its cache lacks the task: a cache of this test's own.
+    probes: list[list[dict[str, Any]]] = []
+    original = evaluate_module._Evaluation._launch
+
+    def launch(self, job, workdir, *, sandboxed):
+        outcome = original(self, job, workdir, sandboxed=sandboxed)
+        if job["role"] == "probe":
+            probes.append(outcome.messages)
+        return outcome
+
+    monkeypatch.setattr(evaluate_module._Evaluation, "_launch", launch)
+    options = EvaluateOptions(
+        trace_steps=True,
+        timeout_s=180,
+        unseen_count=1,
+        hidden_seed="steps-trace-test",
+        probe_cache=str(tmp_path / "probes.json"),
+    )
+    result = evaluate("silu", HONEST, "cpu", options)
+    assert result.status == "passed", result.gates
+    (messages,) = probes
+    (steps,) = [m for m in messages if m["event"] == "steps"]
+    assert steps["stage"] == "probe"
+    # Every step of a probe that measures the visible shapes, each a time of its own.
+    assert list(steps["seconds"]) == [
+        "pause",
+        "reference_import",
+        "visible_meta",
+        "visible_peak",
+        "release",
+        "unseen_meta",
+    ], steps
+    assert all(seconds >= 0 for seconds in steps["seconds"].values())
+    # Untraced, the probe sends none.
+    probes.clear()
+    plain = EvaluateOptions(
+        timeout_s=180,
+        unseen_count=1,
+        hidden_seed="steps-trace-test",
+        probe_cache=str(tmp_path / "plain-probes.json"),
+    )
+    assert evaluate("silu", HONEST, "cpu", plain).status == "passed"
+    (messages,) = probes
+    assert [m for m in messages if m["event"] == "steps"] == []
+    assert [m for m in messages if m["event"] == "probe"]
