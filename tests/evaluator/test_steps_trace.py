@@ -18,26 +18,32 @@ evaluate_module = importlib.import_module("grader.evaluate")
 
 HONEST = Path(__file__).resolve().parent / "solutions" / "silu_triton.py"
 PROFILED = ["watch", "profiler_start", "profiled_call", "profiler_stop", "profile_events"]
+needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
 
 
-@pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
-def test_a_profiled_case_reports_the_profilers_steps_apart_from_the_call(monkeypatch):
-    candidates: list[list[dict[str, Any]]] = []
+@pytest.fixture
+def launched(monkeypatch):
+    """Each child's messages by its role, in launch order."""
+    seen: dict[str, list[list[dict[str, Any]]]] = {}
     original = evaluate_module._Evaluation._launch
 
     def launch(self, job, workdir, *, sandboxed):
         outcome = original(self, job, workdir, sandboxed=sandboxed)
-        if job["role"] == "candidate":
-            candidates.append(outcome.messages)
+        seen.setdefault(job["role"], []).append(outcome.messages)
         return outcome
 
     monkeypatch.setattr(evaluate_module._Evaluation, "_launch", launch)
+    return seen
+
+
+@needs_bwrap
+def test_a_profiled_case_reports_the_profilers_steps_apart_from_the_call(launched):
     options = EvaluateOptions(
         trace_steps=True, timeout_s=180, unseen_count=1, hidden_seed="steps-trace-test"
     )
     result = evaluate("silu", HONEST, "cpu", options)
     assert result.status == "passed"
-    (messages,) = candidates
+    (messages,) = launched["candidate"]
     cases = {
         (m["shape"], m["case"]): list(m["seconds"])
         for m in messages
@@ -55,19 +61,9 @@ def test_a_profiled_case_reports_the_profilers_steps_apart_from_the_call(monkeyp
     assert (0, 1) in cases
 
 
-@pytest.mark.skipif(not bwrap_usable(), reason="needs bubblewrap")
-def test_the_probe_reports_its_steps(monkeypatch, tmp_path):
+@needs_bwrap
+def test_the_probe_reports_its_steps(launched, tmp_path):
     # The probe runs where its cache lacks the task: a cache of this test's own.
-    probes: list[list[dict[str, Any]]] = []
-    original = evaluate_module._Evaluation._launch
-
-    def launch(self, job, workdir, *, sandboxed):
-        outcome = original(self, job, workdir, sandboxed=sandboxed)
-        if job["role"] == "probe":
-            probes.append(outcome.messages)
-        return outcome
-
-    monkeypatch.setattr(evaluate_module._Evaluation, "_launch", launch)
     options = EvaluateOptions(
         trace_steps=True,
         timeout_s=180,
@@ -77,7 +73,7 @@ def test_the_probe_reports_its_steps(monkeypatch, tmp_path):
     )
     result = evaluate("silu", HONEST, "cpu", options)
     assert result.status == "passed", result.gates
-    (messages,) = probes
+    (messages,) = launched.pop("probe")
     (steps,) = [m for m in messages if m["event"] == "steps"]
     assert steps["stage"] == "probe"
     # Every step of a probe that measures the visible shapes, each a time of its own.
@@ -91,7 +87,6 @@ def test_the_probe_reports_its_steps(monkeypatch, tmp_path):
     ], steps
     assert all(seconds >= 0 for seconds in steps["seconds"].values())
     # Untraced, the probe sends none.
-    probes.clear()
     plain = EvaluateOptions(
         timeout_s=180,
         unseen_count=1,
@@ -99,6 +94,6 @@ def test_the_probe_reports_its_steps(monkeypatch, tmp_path):
         probe_cache=str(tmp_path / "plain-probes.json"),
     )
     assert evaluate("silu", HONEST, "cpu", plain).status == "passed"
-    (messages,) = probes
+    (messages,) = launched["probe"]
     assert [m for m in messages if m["event"] == "steps"] == []
     assert [m for m in messages if m["event"] == "probe"]
