@@ -51,6 +51,7 @@ from grader import evaluate as _unused  # noqa: E402, F401
 evaluate_module = sys.modules["grader.evaluate"]
 from bench.prebuild import build_stage  # noqa: E402
 from grader import EvaluateOptions, evaluate, load_task  # noqa: E402
+from grader.options import CANDIDATE_ROUNDS  # noqa: E402
 
 SILU_TRITON = REPO / "tests/evaluator/solutions/silu_triton.py"
 SOLUTIONS = REPO / "bench/kernelbench_solutions"
@@ -655,7 +656,7 @@ def main() -> int:
     )
     parser.add_argument(
         "--candidate-rounds",
-        choices=("off", "auto", "always"),
+        choices=CANDIDATE_ROUNDS,
         default="auto",
         help="sweep: EvaluateOptions.candidate_rounds (two candidate rounds where a plan's "
         "outputs pass the device budget)",

@@ -10,6 +10,9 @@ from sandboxes.backends import (
     unsafe_switch_on,
 )
 
+# EvaluateOptions.candidate_rounds' values.
+CANDIDATE_ROUNDS = ("off", "auto", "always")
+
 
 @dataclass
 class EvaluateOptions:
@@ -131,7 +134,7 @@ class EvaluateOptions:
             raise ValueError(f"judge_cache_bytes must be 0 or more, not {self.judge_cache_bytes}")
         if self.compile_threads < 0:
             raise ValueError(f"compile_threads must be 0 or more, not {self.compile_threads}")
-        if self.candidate_rounds not in ("off", "auto", "always"):
+        if self.candidate_rounds not in CANDIDATE_ROUNDS:
             raise ValueError(
                 f"candidate_rounds must be off, auto or always, not {self.candidate_rounds!r}"
             )

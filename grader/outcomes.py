@@ -136,7 +136,7 @@ def bytes_compared(judge: Outcome) -> dict[str, int]:
 
 def largest_elements(judge: Outcome) -> dict[int, int]:
     """Each shape's largest tensor (its inputs and the reference's outputs) as the judge saw it,
-    by shape index: the facts of the 32-bit index limit (gates.set_index_limited)."""
+    by shape index: the facts of the 32-bit index limit (gates.index_limited_reasons)."""
     largest: dict[int, int] = {}
     for message in judge.messages:
         if message["event"] == "judged" and "largest_elements" in message:
